@@ -1,0 +1,49 @@
+"""stamina-gym: a Gymnasium environment for coding agents on long, changing projects.
+
+``import stamina_gym`` registers one env id per spec file in ``envs/`` and one
+``Stamina-<task>-v0`` id for every other task found (see ``stamina_gym.task``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gymnasium as gym
+import yaml
+
+__version__ = "0.1.0"
+
+ENVS_DIR = Path(__file__).resolve().parents[1] / "envs"
+ENTRY_POINT = "stamina_gym.env:StaminaEnv"
+
+
+def env_spec_files() -> dict[str, Path]:
+    """Env id -> spec file, for every ``envs/*.yaml``."""
+    return {path.stem: path for path in sorted(ENVS_DIR.glob("*.yaml"))}
+
+
+def register_envs() -> list[str]:
+    """Register every env id; returns the ids. Full validation happens at ``gym.make``."""
+    from stamina_gym.task import find_tasks
+
+    ids, covered = [], set()
+    for env_id, path in env_spec_files().items():
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        covered.add(data.get("task"))
+        steps = (data.get("budgets") or {}).get("max_episode_steps", 10_000)
+        _register(env_id, {"config": str(path)}, steps)
+        ids.append(env_id)
+    for task in find_tasks():
+        if task not in covered:
+            env_id = f"Stamina-{task}-v0"
+            _register(env_id, {"config": {"id": env_id, "task": task}}, 10_000)
+            ids.append(env_id)
+    return ids
+
+
+def _register(env_id: str, kwargs: dict, max_episode_steps: int) -> None:
+    if env_id not in gym.registry:
+        gym.register(id=env_id, entry_point=ENTRY_POINT, kwargs=kwargs, max_episode_steps=max_episode_steps)
+
+
+register_envs()

@@ -1,0 +1,279 @@
+"""The StaminaEnv MDP: reset, step, termination and the whole reward in one file."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import string
+import tempfile
+import time
+import weakref
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+from gymnasium import spaces
+
+from stamina_gym.config import EnvConfig, load_env_config
+from stamina_gym.errors import SandboxError, ToolError
+from stamina_gym.grading.grade import Grade, grade_run
+from stamina_gym.grading.runner import run_hidden_tests
+from stamina_gym.sandbox import SANDBOXES, Sandbox
+from stamina_gym.task import load_task
+from stamina_gym.tools import ToolContext, describe_tools, list_files, parse_action
+from stamina_gym.workspace import Workspace
+
+#: Characters an observation or action may hold; anything else is escaped as \\uXXXX.
+CHARSET = string.printable
+MAX_ACTION_CHARS = 500_000
+_OUTSIDE_CHARSET = re.compile(r"[^\t\n\r\x20-\x7e]")
+
+
+def to_text(text: str, limit: int) -> str:
+    """Fit ``text`` to a Text space: escape characters outside CHARSET, cut past ``limit``."""
+    text = _OUTSIDE_CHARSET.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    if len(text) > limit:
+        marker = f"\n[... cut: {len(text) - limit} more characters ...]"
+        text = text[: limit - len(marker)] + marker
+    return text
+
+
+class StaminaEnv(gym.Env[dict, str]):
+    """A coding agent keeps one repository alive through a sequence of user requests.
+
+    ## Action Space
+    ``Text``: one JSON tool call, ``{"tool": NAME, ...arguments}`` (a dict is accepted
+    too). Tools: list_files, read_file, search, find_references, write_file, apply_patch,
+    delete_file, run, run_tests, submit (``stamina_gym.tools.TOOLS`` documents each).
+    An action that cannot be parsed or that a tool refuses is answered in ``output``
+    with what was wrong, never with an exception.
+
+    ## Observation Space
+    ``Dict``: ``prompt`` (Text: the user's request of the current turn), ``output``
+    (Text: the result of the last action; after a submit, the grade summary when
+    ``observation.feedback == "summary"``), ``repo`` (Text: the repository as a file tree
+    with line counts, its full text, or the diff since the turn began, by
+    ``observation.repo``), ``phase`` (Text: the project phase) and ``turn`` (Discrete: the
+    0-based turn index). Characters outside ``CHARSET`` are escaped as ``\\uXXXX``.
+
+    ## Rewards
+    Every step costs ``step_cost`` (0.001); a refused action costs ``invalid_action``
+    (0.01) more. At ``submit`` the turn's hidden tests and the earlier turns' tests run in
+    the sandbox and the turn pays::
+
+        test_pass (1.0) * fraction of this turn's tests passing
+        + turn_bonus (0.5) if every one passes
+        - regression (1.0) * fraction of earlier tests that passed before and fail now
+
+    A turn whose canary tests lie (tampering) or whose sandbox broke pays 0. Weights are
+    ``RewardConfig`` in the env spec. ``info["grade"]`` says which tests passed and the
+    failure class; ``info["reward_terms"]`` gives each term.
+
+    ## Starting State
+    The task's seed repository, laid from git, with the first request. ``reset(seed=...)``
+    picks the paraphrase of every turn's prompt from ``self.np_random``.
+
+    ## Episode End
+    Terminated after the last turn's submit. Truncated when a budget runs out: steps in
+    a turn (``budgets.max_steps_per_turn``), the episode's wall clock
+    (``budgets.wall_clock_s``), or the episode's steps (``max_episode_steps`` in the
+    registration, enforced by ``TimeLimit``).
+
+    ## Arguments
+    ``gym.make("StaminaTodo-v0", **overrides)``: any field of ``EnvConfig`` can be
+    overridden, nested ones as dicts: ``observation={"repo": "diff"}``,
+    ``sandbox={"timeout_s": 10}``, ``max_turns=5``. Unknown keys are an error.
+
+    ## Version History
+    * v0: initial release (setup phase of StaminaTodo).
+    """
+
+    metadata = {"render_modes": ["ansi"]}
+
+    def __init__(self, config: EnvConfig | str | Path | dict | None = None, render_mode: str | None = None, **overrides: Any):
+        if isinstance(config, (str, Path)):
+            config = load_env_config(Path(config))
+        elif isinstance(config, dict):
+            config = EnvConfig.model_validate(config)
+        elif config is None:
+            raise TypeError("StaminaEnv needs a config: an EnvConfig, a path to envs/<id>.yaml, or use gym.make")
+        self.config: EnvConfig = config.with_overrides(overrides) if overrides else config
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        self.render_mode = render_mode
+        self.task = load_task(self.config.task)
+        self.turns = self.task.turns[: self.config.max_turns]
+        limit = self.config.observation.max_chars
+        text = spaces.Text(max_length=limit, min_length=0, charset=CHARSET)
+        self.observation_space = spaces.Dict(
+            {
+                "prompt": text,
+                "output": text,
+                "repo": text,
+                "phase": spaces.Text(max_length=64, min_length=0, charset=CHARSET),
+                "turn": spaces.Discrete(len(self.turns)),
+            }
+        )
+        self.action_space = spaces.Text(max_length=MAX_ACTION_CHARS, min_length=0, charset=CHARSET)
+        self._root: Path | None = None
+        self._workspace: Workspace | None = None
+        self._sandbox: Sandbox | None = None
+        self._turn: int | None = None
+        self._last_output = ""
+
+    # -- the MDP --------------------------------------------------------------------------
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
+        super().reset(seed=seed)
+        workspace = self._ensure_workspace()
+        workspace.reset()
+        self._sandbox.prepare(workspace.path)
+        self._variants = [int(self.np_random.integers(len(t.spec.prompts))) for t in self.turns]
+        self._turn, self._turn_steps, self._turn_start = 0, 0, workspace.head()
+        self._passing: frozenset[str] = frozenset()
+        self._started = time.monotonic()
+        intro = resources.files("stamina_gym").joinpath("prompts/intro.txt").read_text(encoding="utf-8")
+        observation = self._observe(string.Template(intro).substitute(tools=describe_tools()))
+        return observation, {"turn": 1, "variants": list(self._variants)}
+
+    def step(self, action: str | dict) -> tuple[dict, float, bool, bool, dict]:
+        if self._turn is None:
+            raise RuntimeError("the episode is over (or never began): call reset()")
+        self._turn_steps += 1
+        reward = -self.config.reward.step_cost
+        info: dict[str, Any] = {"turn": self._turn + 1}
+        try:
+            tool, args = parse_action(action)
+            info["tool"] = tool.name
+            if tool.fn is None:
+                return self._submit(reward, info)
+            output = tool.fn(self._tools, **args)
+            info["ok"] = True
+        except ToolError as exc:
+            output, info["ok"] = f"error: {exc}", False
+            reward -= self.config.reward.invalid_action
+        except SandboxError as exc:
+            output, info["ok"], info["infrastructure_error"] = f"error: the sandbox failed: {exc}", False, str(exc)
+        truncated = self._out_of_budget(info)
+        return self._observe(output), reward, False, truncated, info
+
+    def _submit(self, reward: float, info: dict[str, Any]) -> tuple[dict, float, bool, bool, dict]:
+        turn = self.turns[self._turn]
+        workspace, sandbox = self._workspace, self._sandbox
+        hidden = run_hidden_tests(
+            source=workspace.path,
+            task=self.task,
+            turns=self.turns[: self._turn + 1],
+            sandbox=sandbox,
+            scratch=self._root / "scratch",
+            timeout=self.config.sandbox.grading_timeout_s,
+        )
+        grade = grade_run(
+            turn=turn.index,
+            turn_ids=turn.test_ids,
+            regression_ids=self.task.regression_ids(turn.index),
+            previously_passing=self._passing,
+            outcomes=hidden.outcomes,
+            run=hidden.run,
+            canaries=hidden.canaries,
+            report_problem=hidden.problem,
+        )
+        terms = self.reward_terms(grade)
+        if grade.failure_class not in ("violation", "infrastructure"):
+            self._passing = frozenset(t for t, s in {**grade.regression_tests, **grade.turn_tests}.items() if s == "passed")
+        info.update(ok=True, grade=grade.to_info(), reward_terms=terms, commit=workspace.commit(f"turn {turn.index}"))
+        reward += sum(terms.values())
+        feedback = grade.summary() if self.config.observation.feedback == "summary" else "Submitted."
+        self._turn += 1
+        if self._turn == len(self.turns):
+            observation = self._observe(feedback + " That was the last request.", final=True)
+            self._turn = None
+            return observation, reward, True, False, info
+        self._turn_steps, self._turn_start = 0, workspace.head()
+        return self._observe(feedback), reward, False, self._out_of_budget(info), info
+
+    def reward_terms(self, grade: Grade) -> dict[str, float]:
+        """The reward of a submit, term by term (the per-step cost is added by ``step``)."""
+        w = self.config.reward
+        if grade.failure_class in ("violation", "infrastructure"):
+            return {"tests": 0.0, "bonus": 0.0, "regression": 0.0}
+        return {
+            "tests": w.test_pass * grade.pass_fraction,
+            "bonus": w.turn_bonus if grade.solved else 0.0,
+            "regression": -w.regression * grade.regression_fraction,
+        }
+
+    def _out_of_budget(self, info: dict[str, Any]) -> bool:
+        budgets = self.config.budgets
+        if self._turn_steps >= budgets.max_steps_per_turn:
+            info["budget"] = "max_steps_per_turn"
+        elif time.monotonic() - self._started > budgets.wall_clock_s:
+            info["budget"] = "wall_clock_s"
+        else:
+            return False
+        self._turn = None
+        return True
+
+    # -- observations -------------------------------------------------------------------
+
+    def _observe(self, output: str, final: bool = False) -> dict:
+        limit = self.config.observation.max_chars
+        index = len(self.turns) - 1 if final else self._turn
+        turn = self.turns[index]
+        prompt = "" if final else turn.spec.prompts[self._variants[index]]
+        self._last_output = output
+        return {
+            "prompt": to_text(prompt, limit),
+            "output": to_text(output, limit),
+            "repo": to_text(self._repo_view(), limit),
+            "phase": to_text(self.task.phase(turn.index), 64),
+            "turn": index,
+        }
+
+    def _repo_view(self) -> str:
+        mode = self.config.observation.repo
+        if mode == "tree":
+            return list_files(self._tools)
+        if mode == "diff":
+            return self._workspace.diff(self._turn_start)
+        workspace = self._workspace
+        parts = []
+        for path in workspace.files():
+            if not path.is_symlink():
+                parts.append(f"=== {workspace.relative(path)} ===\n{path.read_bytes().decode('utf-8', 'replace')}")
+        return "\n".join(parts)
+
+    def render(self) -> str | None:
+        if self.render_mode == "ansi":
+            return self._last_output
+        return None
+
+    # -- resources ----------------------------------------------------------------------
+
+    def _ensure_workspace(self) -> Workspace:
+        if self._workspace is None:
+            self._root = Path(tempfile.mkdtemp(prefix="stamina-gym-"))
+            self._finalizer = weakref.finalize(self, shutil.rmtree, self._root, ignore_errors=True)
+            sandbox_cls = SANDBOXES.load(self.config.sandbox.kind)
+            self._sandbox = sandbox_cls(self.config.sandbox, hidden=[self._root, self.task.root])
+            self._workspace = Workspace(self._root / "ws", self.task.seed_dir)
+            self._tools = ToolContext(self._workspace, self._sandbox)
+        return self._workspace
+
+    @property
+    def workspace(self) -> Workspace | None:
+        return self._workspace
+
+    @property
+    def turn(self) -> int | None:
+        """0-based index of the current turn, None outside an episode."""
+        return self._turn
+
+    def close(self) -> None:
+        if self._sandbox is not None:
+            self._sandbox.close()
+        if self._root is not None:
+            self._finalizer()
+        self._workspace = self._sandbox = self._root = None
+        super().close()

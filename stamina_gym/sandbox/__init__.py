@@ -1,0 +1,74 @@
+"""Where code runs. A sandbox has one method that matters, ``run``, and returns a frozen
+``RunResult``; everything else in stamina-gym can be tested without a sandbox.
+
+Backends are named in the env spec (``sandbox.kind``) and imported lazily.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Protocol, Sequence
+
+from stamina_gym.registry import Registry
+
+#: Where the workspace appears inside every sandbox.
+REPO_MOUNT = "/repo"
+
+
+@dataclass(frozen=True)
+class Mount:
+    """A host directory made visible inside the sandbox at ``target``."""
+
+    source: Path
+    target: str
+    writable: bool = False
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What one command did. ``output`` is stdout and stderr interleaved, cut in the
+    middle past the configured size (``truncated``)."""
+
+    exit_code: int
+    output: str
+    output_bytes: int
+    truncated: bool = False
+    timed_out: bool = False
+    limit: str | None = None
+    """``cpu``, ``file_size``, ``output`` or ``memory`` when a resource limit stopped it."""
+    signal: int | None = None
+    duration_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out and self.limit is None
+
+
+class Sandbox(Protocol):
+    """Runs argv with the given mounts; the workspace is one of them."""
+
+    isolation: str
+    """``bwrap``, ``rlimits``, ... : what isolation this instance really has."""
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        mounts: Sequence[Mount],
+        cwd: str = REPO_MOUNT,
+        timeout: float | None = None,
+        env: Mapping[str, str] | None = None,
+        max_output_chars: int | None = None,
+    ) -> RunResult: ...
+
+    def prepare(self, path: Path) -> None:
+        """Make ``path`` (a tree the env wrote) writable by the sandbox's user."""
+
+    def close(self) -> None: ...
+
+
+SANDBOXES = Registry(
+    "sandbox",
+    {"local": "stamina_gym.sandbox.local:LocalSandbox"},
+)

@@ -1,0 +1,256 @@
+"""The agent's tools. An action is a JSON object (text or dict) ``{"tool": NAME, ...args}``.
+
+Each tool returns the text the agent sees next, or raises ``ToolError`` whose message the
+agent sees instead. File tools run in the env's process on paths ``Workspace.resolve``
+has checked; anything that executes agent-controlled code or patterns (``run``,
+``run_tests``, ``search``) runs in the sandbox.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import json
+import re
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from stamina_gym.errors import ToolError
+from stamina_gym.sandbox import REPO_MOUNT, Mount, RunResult, Sandbox
+from stamina_gym.workspace import Workspace
+
+_MAX_READ_FILE_BYTES = 2 * 1024 * 1024
+_MAX_MATCHES = 200
+_PYTEST_TIME = re.compile(r" in \d+(?:\.\d+)?s(?: \([0-9:.]+\))?")
+
+
+@dataclass
+class ToolContext:
+    workspace: Workspace
+    sandbox: Sandbox
+
+    def mounts(self) -> list[Mount]:
+        return [Mount(self.workspace.path, REPO_MOUNT, writable=True)]
+
+
+@dataclass(frozen=True)
+class Param:
+    type: type | tuple[type, ...]
+    required: bool = False
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    doc: str
+    params: dict[str, Param]
+    fn: Callable[..., str] | None
+    """None for tools the env itself handles (``submit``)."""
+    changes_files: bool = False
+
+
+def _text_of(ctx: ToolContext, name: str) -> str:
+    path = ctx.workspace.resolve(name)
+    if not path.is_file():
+        raise ToolError(f"{name}: no such file")
+    if path.stat().st_size > _MAX_READ_FILE_BYTES:
+        raise ToolError(f"{name}: larger than {_MAX_READ_FILE_BYTES} bytes; read it with run (head, sed)")
+    return path.read_bytes().decode("utf-8", "replace")
+
+
+def list_files(ctx: ToolContext, path: str = ".") -> str:
+    top = ctx.workspace.resolve(path)
+    if not top.is_dir():
+        raise ToolError(f"{path}: not a directory")
+    lines = []
+    for file in ctx.workspace.files(top):
+        rel = ctx.workspace.relative(file)
+        lines.append(f"{rel} -> symlink" if file.is_symlink() else f"{rel} ({_line_count(file)} lines)")
+    return "\n".join(lines) or "(no files)"
+
+
+def _line_count(path) -> int:
+    try:
+        with open(path, "rb") as handle:
+            return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(65536), b""))
+    except OSError:
+        return 0
+
+
+def read_file(ctx: ToolContext, path: str, start: int = 1, end: int | None = None) -> str:
+    lines = _text_of(ctx, path).splitlines()
+    if start < 1 or (end is not None and end < start):
+        raise ToolError(f"bad line range {start}..{end}: lines are numbered from 1 and end >= start")
+    chosen = lines[start - 1 : end]
+    width = len(str(start + len(chosen)))
+    body = "\n".join(f"{n:>{width}}| {line}" for n, line in enumerate(chosen, start))
+    return f"{path}: lines {start}-{start + len(chosen) - 1} of {len(lines)}\n{body}"
+
+
+def write_file(ctx: ToolContext, path: str, content: str) -> str:
+    target = ctx.workspace.resolve(path)
+    if target.is_dir():
+        raise ToolError(f"{path}: is a directory")
+    created = [p for p in reversed(target.parents) if not p.exists()]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(content, encoding="utf-8")
+    for made in [*created, target]:
+        ctx.sandbox.prepare(made)
+    return f"wrote {path} ({content.count(chr(10)) + (not content.endswith(chr(10)) and bool(content))} lines)"
+
+
+def delete_file(ctx: ToolContext, path: str) -> str:
+    target = ctx.workspace.resolve(path)
+    if target == ctx.workspace.path:
+        raise ToolError("refusing to delete the repository root")
+    if not target.is_file() and not target.is_symlink():
+        raise ToolError(f"{path}: no such file (delete_file removes files, not folders)")
+    target.unlink()
+    return f"deleted {path}"
+
+
+def apply_patch(ctx: ToolContext, patch: str) -> str:
+    touched = ctx.workspace.apply_patch(patch)
+    ctx.sandbox.prepare(ctx.workspace.path)
+    return "applied patch to " + ", ".join(touched)
+
+
+def search(ctx: ToolContext, pattern: str, path: str = ".") -> str:
+    ctx.workspace.resolve(path)
+    argv = ["grep", "-rnIP", "--exclude-dir=__pycache__", "--exclude-dir=.git", "-m", str(_MAX_MATCHES), "--", pattern, path]
+    result = ctx.sandbox.run(argv, mounts=ctx.mounts(), timeout=20)
+    if result.exit_code == 1 and not result.output:
+        return "no matches"
+    if result.exit_code not in (0, 1):
+        raise ToolError(f"search failed: {result.output.strip()[:500]}")
+    lines = sorted(result.output.splitlines())
+    return "\n".join(lines[:_MAX_MATCHES])
+
+
+def find_references(ctx: ToolContext, symbol: str) -> str:
+    if not symbol.isidentifier():
+        raise ToolError(f"{symbol!r} is not a Python identifier")
+    hits = []
+    for file in ctx.workspace.files():
+        if file.suffix != ".py" or file.is_symlink() or file.stat().st_size > _MAX_READ_FILE_BYTES:
+            continue
+        rel = ctx.workspace.relative(file)
+        try:
+            tree = ast.parse(file.read_bytes(), filename=rel)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        hits += [f"{rel}:{line}: {kind}" for line, kind in _symbol_uses(tree, symbol)]
+    return "\n".join(hits[:_MAX_MATCHES]) or f"no references to {symbol}"
+
+
+def _symbol_uses(tree: ast.AST, symbol: str) -> list[tuple[int, str]]:
+    uses = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == symbol:
+            uses.append((node.lineno, "definition"))
+        elif isinstance(node, ast.Name) and node.id == symbol:
+            uses.append((node.lineno, "assignment" if isinstance(node.ctx, ast.Store) else "use"))
+        elif isinstance(node, ast.Attribute) and node.attr == symbol:
+            uses.append((node.lineno, "attribute"))
+        elif isinstance(node, ast.alias) and symbol in (node.name.split(".")[-1], node.asname):
+            uses.append((node.lineno, "import"))
+        elif isinstance(node, ast.arg) and node.arg == symbol:
+            uses.append((node.lineno, "parameter"))
+    return sorted(set(uses))
+
+
+def _format_run(result: RunResult) -> str:
+    status = "timed out" if result.timed_out else f"exit code {result.exit_code}"
+    if result.limit:
+        status += f" ({result.limit} limit hit)"
+    return f"[{status}]\n{result.output}"
+
+
+def run(ctx: ToolContext, command: str, timeout: float | None = None) -> str:
+    if timeout is not None and timeout <= 0:
+        raise ToolError("timeout must be positive")
+    cap = getattr(getattr(ctx.sandbox, "config", None), "timeout_s", None)
+    limit = min(timeout, cap) if timeout and cap else timeout or cap
+    return _format_run(ctx.sandbox.run(["bash", "-c", command], mounts=ctx.mounts(), timeout=limit))
+
+
+def run_tests(ctx: ToolContext, args: list | None = None) -> str:
+    args = [str(a) for a in (args or [])]
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no", *args]
+    result = ctx.sandbox.run(argv, mounts=ctx.mounts())
+    # Durations are dropped so that the same code gives the same observation.
+    return _PYTEST_TIME.sub("", _format_run(result))
+
+
+TOOLS: dict[str, Tool] = {
+    t.name: t
+    for t in [
+        Tool("list_files", "List files under a folder with their line counts.",
+             {"path": Param(str, doc="folder, default the repository root")}, list_files),
+        Tool("read_file", "Read a file with line numbers, optionally lines start..end (1-based, inclusive).",
+             {"path": Param(str, True), "start": Param(int), "end": Param(int)}, read_file),
+        Tool("search", "Search file contents with a Perl-compatible regex; prints path:line:text.",
+             {"pattern": Param(str, True), "path": Param(str, doc="folder or file to search")}, search),
+        Tool("find_references", "Find definitions, uses, attributes, imports and parameters of a Python name.",
+             {"symbol": Param(str, True)}, find_references),
+        Tool("write_file", "Create or overwrite a file with the given text.",
+             {"path": Param(str, True), "content": Param(str, True)}, write_file, changes_files=True),
+        Tool("apply_patch", "Apply a unified diff (paths relative to the repository root, a/ b/ prefixes allowed).",
+             {"patch": Param(str, True)}, apply_patch, changes_files=True),
+        Tool("delete_file", "Delete a file.", {"path": Param(str, True)}, delete_file, changes_files=True),
+        Tool("run", "Run a bash command in the sandbox (cwd /repo, no network); prints exit code and output.",
+             {"command": Param(str, True), "timeout": Param((int, float), doc="seconds, capped by the sandbox")},
+             run, changes_files=True),
+        Tool("run_tests", "Run the repository's own tests with pytest; args are passed to pytest.",
+             {"args": Param(list, doc="extra pytest arguments, e.g. [\"tests/test_api.py\", \"-x\"]")},
+             run_tests, changes_files=True),
+        Tool("submit", "Finish the turn: the work is graded and the next request arrives.", {}, None),
+    ]
+}  # fmt: skip
+
+
+def parse_action(action: Any) -> tuple[Tool, dict[str, Any]]:
+    """Validate an action; raises ToolError with a message fit to show the agent."""
+    if isinstance(action, (bytes, bytearray)):
+        action = action.decode("utf-8", "replace")
+    if isinstance(action, str):
+        try:
+            action = json.loads(action)
+        except json.JSONDecodeError as exc:
+            raise ToolError(f"the action is not valid JSON ({exc.msg} at char {exc.pos}); {_USAGE}") from None
+    if not isinstance(action, dict):
+        raise ToolError(f"the action must be a JSON object; {_USAGE}")
+    name = action.get("tool")
+    if not isinstance(name, str) or name not in TOOLS:
+        close = difflib.get_close_matches(str(name), TOOLS, n=1)
+        hint = f" did you mean {close[0]!r}?" if close else ""
+        raise ToolError(f"unknown tool {name!r};{hint} tools: {', '.join(TOOLS)}")
+    tool = TOOLS[name]
+    args = {k: v for k, v in action.items() if k != "tool"}
+    unknown = sorted(set(args) - set(tool.params))
+    if unknown:
+        raise ToolError(f"{name}: unknown argument(s) {', '.join(unknown)}; it takes {', '.join(tool.params) or 'none'}")
+    for key, param in tool.params.items():
+        if key not in args:
+            if param.required:
+                raise ToolError(f"{name}: missing required argument {key!r}")
+            continue
+        value = args[key]
+        if isinstance(value, bool) or not isinstance(value, param.type):
+            expected = param.type.__name__ if isinstance(param.type, type) else "number"
+            raise ToolError(f"{name}: argument {key!r} must be {expected}, got {type(value).__name__}")
+    return tool, args
+
+
+_USAGE = 'write for example {"tool": "read_file", "path": "README.md"}'
+
+
+def describe_tools() -> str:
+    """The action documentation, generated from the tool table."""
+    lines = []
+    for tool in TOOLS.values():
+        params = ", ".join(f"{k}{'' if p.required else '?'}" for k, p in tool.params.items())
+        lines.append(f"- {tool.name}({params}): {tool.doc}")
+    return "\n".join(lines)
