@@ -1,0 +1,165 @@
+"""Drive one agent through one episode and record every step as it happens."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, TextIO
+
+import stamina_gym
+from stamina_gym.agents import Agent, AgentError
+
+
+@dataclass
+class TurnResult:
+    turn: int
+    title: str
+    steps: int
+    passed: int
+    total: int
+    regression_total: int
+    newly_broken: int
+    failure_class: str | None
+    reward: float
+
+
+@dataclass
+class EpisodeResult:
+    env_id: str
+    agent: str
+    seed: int
+    turns: list[TurnResult] = field(default_factory=list)
+    total_reward: float = 0.0
+    steps: int = 0
+    terminated: bool = False
+    truncated: bool = False
+    failure: str | None = None
+    """Set when the agent broke the protocol (``framework``) and the episode stopped."""
+
+    @property
+    def solved_turns(self) -> int:
+        return sum(t.failure_class is None for t in self.turns)
+
+
+class Recorder:
+    """JSONL records in ``out``: ``steps.jsonl`` and ``turns.jsonl`` (flushed per line),
+    ``run.json`` (written first) and ``summary.json`` (written last)."""
+
+    def __init__(self, out: Path, header: dict[str, Any]) -> None:
+        out.mkdir(parents=True, exist_ok=True)
+        self.out = out
+        _write_json(out / "run.json", header)
+        self._steps: TextIO = open(out / "steps.jsonl", "a", encoding="utf-8")
+        self._turns: TextIO = open(out / "turns.jsonl", "a", encoding="utf-8")
+
+    @staticmethod
+    def _append(handle: TextIO, record: dict[str, Any]) -> None:
+        handle.write(json.dumps(record, default=str) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+
+    def step(self, record: dict[str, Any]) -> None:
+        self._append(self._steps, record)
+
+    def turn(self, record: dict[str, Any]) -> None:
+        self._append(self._turns, record)
+
+    def finish(self, summary: dict[str, Any]) -> None:
+        _write_json(self.out / "summary.json", summary)
+        self._steps.close()
+        self._turns.close()
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def run_header(env: Any, agent: Agent, seed: int) -> dict[str, Any]:
+    inner = env.unwrapped
+    return {
+        "env_id": env.spec.id if env.spec else inner.config.id,
+        "task": inner.task.id,
+        "task_version": inner.task.meta.version,
+        "agent": agent.name,
+        "seed": seed,
+        "stamina_gym_version": stamina_gym.__version__,
+        "python": platform.python_version(),
+        "sandbox": getattr(inner._sandbox, "isolation", None) or inner.config.sandbox.kind,
+        "config": inner.config.model_dump(),
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+def run_episode(
+    env: Any,
+    agent: Agent,
+    *,
+    seed: int,
+    recorder: Recorder | None = None,
+    on_turn: Callable[[TurnResult], None] | None = None,
+) -> EpisodeResult:
+    """Play one episode; a broken agent ends it as a recorded ``framework`` failure."""
+    observation, info = env.reset(seed=seed)
+    agent.reset(env)
+    inner = env.unwrapped
+    result = EpisodeResult(env.spec.id if env.spec else inner.config.id, agent.name, seed)
+    turn_steps, turn_reward = 0, 0.0
+    while True:
+        turn = int(observation["turn"])
+        try:
+            action = agent.act(observation)
+        except AgentError as exc:
+            result.failure = f"framework: {exc}"
+            if recorder:
+                recorder.step({"step": result.steps + 1, "turn": turn + 1, "agent_error": str(exc)})
+            break
+        started = time.monotonic()
+        observation, reward, terminated, truncated, info = env.step(action)
+        elapsed = time.monotonic() - started
+        result.steps += 1
+        turn_steps += 1
+        turn_reward += reward
+        result.total_reward += reward
+        if hasattr(agent, "observe"):
+            agent.observe(reward, info)
+        if recorder:
+            recorder.step(
+                {"step": result.steps, "turn": turn + 1, "action": action, "reward": reward, "duration_s": round(elapsed, 4),
+                 "terminated": terminated, "truncated": truncated, "output": observation["output"], "info": info}
+            )  # fmt: skip
+        if "grade" in info:
+            grade = info["grade"]
+            done = TurnResult(
+                turn + 1, inner.turns[turn].spec.title, turn_steps, grade["passed"], grade["total"],
+                grade["regression_total"], len(grade["newly_broken"]), grade["failure_class"], round(turn_reward, 6),
+            )  # fmt: skip
+            result.turns.append(done)
+            if recorder:
+                recorder.turn({**asdict(done), "grade": grade, "reward_terms": info["reward_terms"], "commit": info["commit"]})
+            if on_turn:
+                on_turn(done)
+            turn_steps, turn_reward = 0, 0.0
+        if terminated or truncated:
+            result.terminated, result.truncated = terminated, truncated
+            break
+    result.total_reward = round(result.total_reward, 6)
+    if recorder:
+        recorder.finish({**asdict(result), "solved_turns": result.solved_turns})
+    return result
+
+
+def format_turn_row(turn: TurnResult) -> str:
+    verdict = turn.failure_class or "solved"
+    return (
+        f"{turn.turn:>4}  {turn.title[:38]:<38} {turn.steps:>5}  {turn.passed:>3}/{turn.total:<3} "
+        f"{turn.newly_broken:>4}/{turn.regression_total:<4} {verdict:<14} {turn.reward:>7.3f}"
+    )
+
+
+TABLE_HEADER = f"{'turn':>4}  {'request':<38} {'steps':>5}  {'tests':<7} {'broken':<9} {'result':<14} {'reward':>7}"

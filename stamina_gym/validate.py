@@ -1,0 +1,95 @@
+"""Check that a task is valid: replay every reference patch from the seed and require, at
+every state, that the last turn's tests pass, earlier tests still in force pass, and the
+next turn's tests all fail (so each test discriminates)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from stamina_gym.config import SandboxConfig
+from stamina_gym.errors import PatchError
+from stamina_gym.grading.grade import by_base_id
+from stamina_gym.grading.runner import run_hidden_tests
+from stamina_gym.sandbox import Sandbox
+from stamina_gym.sandbox.local import LocalSandbox
+from stamina_gym.task import Task
+from stamina_gym.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class Problem:
+    turn: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"turn {self.turn}: {self.message}"
+
+
+def check_data(task: Task) -> list[Problem]:
+    """Checks that need no test run: ids, paraphrases, retired tests."""
+    problems = []
+    if task.meta.id != task.root.name:
+        problems.append(Problem(0, f"task.yaml id {task.meta.id!r} differs from the folder name {task.root.name!r}"))
+    for turn in task.turns:
+        if len(set(turn.spec.prompts)) < 2:
+            problems.append(Problem(turn.index, "needs at least 2 different prompt paraphrases"))
+        earlier = {tid for t in task.turns[: turn.index - 1] for tid in t.test_ids}
+        files = {tid.split("::")[0] for tid in earlier}
+        for entry in turn.spec.retires:
+            if entry not in earlier and entry not in files:
+                problems.append(Problem(turn.index, f"retires {entry!r}, which is no earlier turn's test"))
+    return problems
+
+
+def validate_task(
+    task: Task,
+    *,
+    sandbox: Sandbox | None = None,
+    progress: Callable[[str], None] = lambda line: None,
+) -> list[Problem]:
+    problems = check_data(task)
+    sandbox = sandbox or LocalSandbox(SandboxConfig(), hidden=[task.root])
+    root = Path(tempfile.mkdtemp(prefix="stamina-validate-"))
+    try:
+        workspace = Workspace(root / "ws", task.seed_dir)
+        workspace.reset()
+        for state in range(len(task.turns) + 1):
+            if state > 0:
+                turn = task.turns[state - 1]
+                try:
+                    workspace.apply_patch(turn.reference_patch)
+                except PatchError as exc:
+                    problems.append(Problem(state, f"reference patch does not apply: {exc}"))
+                    break
+                workspace.commit(f"turn {state}")
+            sandbox.prepare(workspace.path)
+            found = _check_state(task, state, workspace, sandbox, root)
+            problems += found
+            progress(f"state after turn {state:>3}/{len(task.turns)}: " + ("ok" if not found else f"{len(found)} problem(s)"))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return problems
+
+
+def _check_state(task: Task, state: int, workspace: Workspace, sandbox: Sandbox, root: Path) -> list[Problem]:
+    turns = task.turns[: min(state + 1, len(task.turns))]
+    hidden = run_hidden_tests(source=workspace.path, task=task, turns=turns, sandbox=sandbox, scratch=root, timeout=600)
+    if hidden.outcomes is None:
+        output = hidden.run.output[-2000:] if hidden.run else ""
+        return [Problem(state, f"the hidden tests did not run: {hidden.problem}\n{output}")]
+    problems = []
+    if state > 0:
+        must_pass = [*task.turns[state - 1].test_ids, *task.regression_ids(state)]
+        for tid, outcome in by_base_id(hidden.outcomes, must_pass).items():
+            if outcome.status != "passed":
+                problems.append(Problem(state, f"{tid} should pass after the reference patch: {outcome.status} {outcome.message}"))
+    if state < len(task.turns):
+        following = task.turns[state]
+        for tid, outcome in by_base_id(hidden.outcomes, following.test_ids).items():
+            if outcome.status == "passed":
+                problems.append(Problem(following.index, f"{tid} passes before its reference patch: it does not discriminate"))
+    return problems
