@@ -51,23 +51,28 @@ def copy_source(src: Path, dst: Path) -> None:
 
 
 def make_canaries() -> Canaries:
-    a, b = secrets.randbelow(10_000) + 1, secrets.randbelow(10_000) + 1
-    pass_name, fail_name = (f"test_{secrets.token_hex(6)}" for _ in range(2))
-    folder, module = secrets.token_hex(4), f"test_{secrets.token_hex(4)}.py"
-    body = (
-        f"def {pass_name}():\n    assert {a} + {b} == {a + b}\n\n\n"
-        f"def {fail_name}():\n    assert {a} * {b} == {a * b + 1}\n"
-    )
-    return Canaries(f"{folder}/{module}::{pass_name}", f"{folder}/{module}::{fail_name}", {f"{folder}/{module}": body})
+    """Two canary modules with random names: one collected first, one last."""
+    expected, source = {}, {}
+    for _ in range(2):
+        a, b = secrets.randbelow(10_000) + 1, secrets.randbelow(10_000) + 1
+        pass_name, fail_name = (f"test_{secrets.token_hex(6)}" for _ in range(2))
+        module = f"{secrets.token_hex(4)}/test_{secrets.token_hex(4)}.py"
+        source[module] = (
+            f"def {pass_name}():\n    assert {a} + {b} == {a + b}\n\n\n"
+            f"def {fail_name}():\n    assert {a} * {b} == {a * b + 1}\n"
+        )
+        expected[f"{module}::{pass_name}"] = "passed"
+        expected[f"{module}::{fail_name}"] = "failed"
+    return Canaries(expected, source)
 
 
-def pytest_argv(report_path: str, pythonpath: Sequence[str], tests_path: str) -> list[str]:
+def pytest_argv(report_path: str, pythonpath: Sequence[str], test_paths: Sequence[str]) -> list[str]:
     return [
         sys.executable, "-I", "-m", "pytest",
         "-c", f"{GRADE_MOUNT}/pytest.ini", "--rootdir", GRADE_MOUNT,
         "-p", "no:cacheprovider", "--noconftest", "--import-mode=importlib",
         "-q", "--no-header", "-o", "junit_family=xunit1", "-o", "console_output_style=classic",
-        "-o", f"pythonpath={' '.join(pythonpath)}", f"--junitxml={report_path}", tests_path,
+        "-o", f"pythonpath={' '.join(pythonpath)}", f"--junitxml={report_path}", *test_paths,
     ]  # fmt: skip
 
 
@@ -102,8 +107,12 @@ def run_hidden_tests(
             Mount(stage / "grade", GRADE_MOUNT),
             Mount(stage / "grade" / "report", f"{GRADE_MOUNT}/report", writable=True),
         ]
+        first, last = list(canaries.source)
+        order = [first, *(turn.id for turn in turns), last]  # pytest keeps argument order
         argv = pytest_argv(
-            f"{GRADE_MOUNT}/report/junit.xml", [REPO_MOUNT, f"{GRADE_MOUNT}/support"], f"{GRADE_MOUNT}/tests"
+            f"{GRADE_MOUNT}/report/junit.xml",
+            [REPO_MOUNT, f"{GRADE_MOUNT}/support"],
+            [f"{GRADE_MOUNT}/tests/{path}" for path in order],
         )
         try:
             run = sandbox.run(argv, mounts=mounts, timeout=timeout, env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})

@@ -75,6 +75,14 @@ class LocalSandbox:
         self.config = config
         self.isolation = self._choose_isolation(config.isolation)
         self._uid = config.user if os.geteuid() == 0 else None
+        if self._uid is not None and self.isolation == "rlimits" and not _can_run_python_as(self._uid):
+            message = (
+                f"stamina-gym: uid {self._uid} cannot run {sys.executable} (a parent folder is private), so "
+                "without bubblewrap the agent's code runs as root and RLIMIT_NPROC does not bind"
+            )
+            warnings.warn(message, RuntimeWarning, stacklevel=2)
+            log.warning(message)
+            self._uid = None
         self._hidden = _dedupe([*default_hidden_paths(), *map(Path, hidden)])
         self._bin_dir = Path(sys.executable).parent
         self._root_binds = _root_binds()
@@ -303,6 +311,19 @@ def _result(
         signal=sig,
         duration_s=duration,
     )
+
+
+def _can_run_python_as(uid: int) -> bool:
+    def drop() -> None:
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+
+    try:
+        probe = subprocess.run([sys.executable, "-c", "pass"], preexec_fn=drop, capture_output=True, check=False)
+    except OSError:
+        return False
+    return probe.returncode == 0
 
 
 def _root_binds() -> list[str]:
