@@ -155,8 +155,18 @@ class StaminaEnv(gym.Env[dict, str]):
             reward -= self.config.reward.invalid_action
         except SandboxError as exc:
             output, info["ok"], info["infrastructure_error"] = f"error: the sandbox failed: {exc}", False, str(exc)
-        truncated = self._out_of_budget(info)
-        return self._observe(output), reward, False, truncated, info
+        return self._finish_step(self._observe(output), reward, info)
+
+    def _finish_step(self, observation: dict, reward: float, info: dict[str, Any]) -> tuple[dict, float, bool, bool, dict]:
+        """Truncate when a budget is spent: steps in this turn, or the episode's wall clock."""
+        budgets = self.config.budgets
+        if self._turn_steps >= budgets.max_steps_per_turn:
+            info["budget"] = "max_steps_per_turn"
+        elif time.monotonic() - self._started > budgets.wall_clock_s:
+            info["budget"] = "wall_clock_s"
+        if "budget" in info:
+            self._turn = None
+        return observation, reward, False, "budget" in info, info
 
     def _submit(self, reward: float, info: dict[str, Any]) -> tuple[dict, float, bool, bool, dict]:
         turn = self.turns[self._turn]
@@ -191,7 +201,7 @@ class StaminaEnv(gym.Env[dict, str]):
             self._turn = None
             return observation, reward, True, False, info
         self._turn_steps, self._turn_start = 0, workspace.head()
-        return self._observe(feedback), reward, False, self._out_of_budget(info), info
+        return self._finish_step(self._observe(feedback), reward, info)
 
     def reward_terms(self, grade: Grade) -> dict[str, float]:
         """The reward of a submit, term by term (the per-step cost is added by ``step``)."""
@@ -203,17 +213,6 @@ class StaminaEnv(gym.Env[dict, str]):
             "bonus": w.turn_bonus if grade.solved else 0.0,
             "regression": -w.regression * grade.regression_fraction,
         }
-
-    def _out_of_budget(self, info: dict[str, Any]) -> bool:
-        budgets = self.config.budgets
-        if self._turn_steps >= budgets.max_steps_per_turn:
-            info["budget"] = "max_steps_per_turn"
-        elif time.monotonic() - self._started > budgets.wall_clock_s:
-            info["budget"] = "wall_clock_s"
-        else:
-            return False
-        self._turn = None
-        return True
 
     # -- observations -------------------------------------------------------------------
 

@@ -55,6 +55,8 @@ def _case_id(case: ET.Element, prefix: str) -> str | None:
     if not file.startswith(prefix):
         return None
     module = file[: -len(".py")].replace("/", ".")
+    if not classname and name == module:
+        return file[len(prefix):]  # the module itself failed to collect
     classes = classname[len(module) + 1 :] if classname.startswith(module + ".") else ""
     parts = [file[len(prefix):], *filter(None, classes.split(".")), name]
     return "::".join(p for p in parts if p)

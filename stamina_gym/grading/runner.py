@@ -70,7 +70,7 @@ def pytest_argv(report_path: str, pythonpath: Sequence[str], test_paths: Sequenc
     return [
         sys.executable, "-I", "-m", "pytest",
         "-c", f"{GRADE_MOUNT}/pytest.ini", "--rootdir", GRADE_MOUNT,
-        "-p", "no:cacheprovider", "--noconftest", "--import-mode=importlib",
+        "-p", "no:cacheprovider", "--noconftest", "--import-mode=importlib", "--continue-on-collection-errors",
         "-q", "--no-header", "-o", "junit_family=xunit1", "-o", "console_output_style=classic",
         "-o", f"pythonpath={' '.join(pythonpath)}", f"--junitxml={report_path}", *test_paths,
     ]  # fmt: skip

@@ -1,0 +1,164 @@
+"""The Gymnasium contract: spaces, check_env, determinism, no crash on any action."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import stamina_gym
+from stamina_gym.env import to_text
+from stamina_gym.errors import ConfigError
+from tests.conftest import act, mini_env
+
+STAMINA_IDS = sorted(k for k, v in gym.registry.items() if v.entry_point == stamina_gym.ENTRY_POINT)
+
+
+def test_stamina_todo_is_registered():
+    assert "StaminaTodo-v0" in STAMINA_IDS
+
+
+@pytest.mark.parametrize("env_id", STAMINA_IDS)
+def test_check_env_passes_for_every_registered_env(env_id):
+    env = gym.make(env_id)
+    try:
+        check_env(env.unwrapped, skip_render_check=True)
+    finally:
+        env.close()
+
+
+def test_make_by_module_path_without_importing_first():
+    code = "import gymnasium as gym, sys; env = gym.make('stamina_gym:StaminaTodo-v0'); obs, _ = env.reset(seed=0); print(obs['turn'], 'stamina_gym' in sys.modules); env.close()"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["0", "True"]
+
+
+def test_overrides_apply_and_unknown_keys_are_named():
+    env = gym.make("StaminaTodo-v0", max_turns=3, observation={"repo": "diff"})
+    assert env.unwrapped.config.observation.repo == "diff" and len(env.unwrapped.turns) == 3
+    env.close()
+    with pytest.raises(ConfigError, match="observation.colour: unknown key"):
+        gym.make("StaminaTodo-v0", observation={"colour": "red"})
+
+
+def episode(seed: int, actions: list) -> list:
+    env = mini_env()
+    trace = []
+    observation, info = env.reset(seed=seed)
+    trace.append((observation, info))
+    for action in actions:
+        observation, reward, terminated, truncated, info = env.step(action)
+        trace.append((observation, reward, terminated, truncated, info))
+        if terminated or truncated:
+            break
+    env.close()
+    return trace
+
+
+def test_same_seed_and_actions_give_identical_episodes():
+    env = mini_env()
+    env.reset(seed=0)
+    patches = [t.reference_patch for t in env.turns]
+    env.close()
+    actions = [
+        {"tool": "list_files"},
+        '{"tool": "run", "command": "ls; echo hi > x.txt"}',
+        {"tool": "run_tests"},
+        {"tool": "apply_patch", "patch": patches[0]},
+        "not json",
+        {"tool": "submit"},
+        {"tool": "read_file", "path": "calc/__init__.py"},
+        {"tool": "submit"},
+    ]
+    first, second = episode(7, actions), episode(7, actions)
+    assert json.dumps(first, default=str) == json.dumps(second, default=str)
+    assert len(first) == len(actions) + 1
+
+
+def test_seed_picks_the_paraphrase():
+    prompts = {episode(seed, [])[0][0]["prompt"] for seed in range(12)}
+    assert len(prompts) == 2
+
+
+def test_random_sampled_actions_never_crash():
+    env = mini_env()
+    env.reset(seed=0)
+    env.action_space.seed(0)
+    for _ in range(30):
+        action = env.action_space.sample()[:2000]
+        observation, reward, terminated, truncated, info = env.step(action)
+        assert info["ok"] is False and observation["output"].startswith("error:")
+        assert reward == pytest.approx(-0.011)
+        assert env.observation_space.contains(observation)
+    for bad in [{"tool": "read_file"}, {"tool": "nope"}, {"tool": "read_file", "path": 3}, [], 42,
+                {"tool": "read_file", "path": "x", "extra": 1}, {"tool": "run", "command": "true", "timeout": -1}]:  # fmt: skip
+        observation, reward, *_ , info = env.step(bad)
+        assert info["ok"] is False and observation["output"].startswith("error:")
+    env.close()
+
+
+def test_unknown_tool_gets_a_did_you_mean(env):
+    output, _, _ = act(env, tool="reed_file", path="x")
+    assert "did you mean 'read_file'" in output
+
+
+def test_text_outside_the_charset_is_escaped_not_a_crash(env):
+    act(env, tool="write_file", path="uni.txt", content="caf\u00e9 \u2603 \x00\n")
+    observation, *_ = env.step({"tool": "read_file", "path": "uni.txt"})
+    assert "caf\\u00e9 \\u2603 \\u0000" in observation["output"]
+    assert env.observation_space.contains(observation)
+    assert to_text("x" * 5000, 1000).endswith("more characters ...]") and len(to_text("x" * 5000, 1000)) == 1000
+
+
+def test_repo_observation_modes():
+    env = mini_env(observation={"repo": "diff"})
+    env.reset(seed=0)
+    observation, *_ = env.step({"tool": "write_file", "path": "new.txt", "content": "hello\n"})
+    assert "+hello" in observation["repo"]
+    env.close()
+    env = mini_env(observation={"repo": "full"})
+    observation, _ = env.reset(seed=0)
+    assert "=== calc/__init__.py ===" in observation["repo"] and "Tiny calculator" in observation["repo"]
+    env.close()
+
+
+def test_feedback_summary_and_none():
+    env = mini_env()
+    env.reset(seed=0)
+    observation, *_ = env.step({"tool": "submit"})
+    assert "0/2 new checks passed" in observation["output"] and "functional" in observation["output"]
+    assert "test_add" not in observation["output"]
+    env.close()
+    env = mini_env(observation={"feedback": "none"})
+    env.reset(seed=0)
+    observation, *_ = env.step({"tool": "submit"})
+    assert observation["output"] == "Submitted."
+    env.close()
+
+
+def test_step_budget_truncates_the_episode():
+    env = mini_env(budgets={"max_steps_per_turn": 3})
+    env.reset(seed=0)
+    results = [env.step({"tool": "list_files"}) for _ in range(3)]
+    assert [r[3] for r in results] == [False, False, True]
+    assert results[-1][4]["budget"] == "max_steps_per_turn"
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.step({"tool": "list_files"})
+    env.close()
+
+
+def test_reward_terms_of_a_full_episode(env):
+    rewards = []
+    for turn in env.turns:
+        act(env, tool="apply_patch", patch=turn.reference_patch)
+        observation, reward, terminated, truncated, info = env.step({"tool": "submit"})
+        assert info["reward_terms"] == {"tests": 1.0, "bonus": 0.5, "regression": -0.0}
+        rewards.append(reward)
+    assert terminated and not truncated
+    assert rewards == [pytest.approx(1.499)] * 2
+    assert observation["prompt"] == ""

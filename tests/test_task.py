@@ -1,0 +1,86 @@
+"""Tasks are data checked by a schema; every task shipped is valid."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from stamina_gym.errors import ConfigError, TaskError
+from stamina_gym.task import find_tasks, load_task, load_task_dir
+from stamina_gym.validate import validate_task
+from tests.conftest import MINI
+
+
+def copy_mini(tmp_path):
+    root = tmp_path / "mini"
+    shutil.copytree(MINI, root)
+    return root
+
+
+def test_unknown_key_in_task_yaml_is_named_with_the_file(tmp_path):
+    root = copy_mini(tmp_path)
+    (root / "task.yaml").write_text((root / "task.yaml").read_text() + "colour: red\n")
+    with pytest.raises(TaskError, match=r"task\.yaml: colour: unknown key"):
+        load_task_dir(root)
+
+
+def test_unknown_key_in_turn_yaml_is_named_with_the_file(tmp_path):
+    root = copy_mini(tmp_path)
+    turn = root / "turns" / "02-mul" / "turn.yaml"
+    turn.write_text(turn.read_text() + "promts: [x]\n")
+    with pytest.raises(TaskError, match=r"02-mul/turn\.yaml: promts: unknown key"):
+        load_task_dir(root)
+
+
+def test_unknown_task_gets_did_you_mean():
+    with pytest.raises(ConfigError, match="did you mean 'todo'"):
+        load_task("tood")
+
+
+def test_outside_task_folders_get_env_ids_of_their_own(tmp_path):
+    copy_mini(tmp_path)
+    code = "import gymnasium as gym, stamina_gym; env = gym.make('Stamina-mini-v0'); print(len(env.unwrapped.turns)); env.close()"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={"STAMINA_GYM_TASKS": str(tmp_path), "PATH": "/usr/bin:/bin"})  # fmt: skip
+    assert out.stdout.strip() == "2"
+
+
+def test_validator_catches_a_test_that_does_not_discriminate(tmp_path):
+    root = copy_mini(tmp_path)
+    (root / "turns/02-mul/tests/test_always.py").write_text("def test_always():\n    assert True\n")
+    problems = [str(p) for p in validate_task(load_task_dir(root))]
+    assert any("test_always passes before its reference patch" in p for p in problems), problems
+
+
+def test_validator_catches_a_patch_that_breaks_earlier_tests(tmp_path):
+    root = copy_mini(tmp_path)
+    patch = root / "turns/02-mul/reference.patch"
+    patch.write_text(patch.read_text().replace("+def mul(a, b):", "+add = None\n+\n+\n+def mul(a, b):"))
+    problems = [str(p) for p in validate_task(load_task_dir(root))]
+    assert any("test_add_small should pass" in p for p in problems), problems
+
+
+def test_validator_catches_a_retire_of_nothing(tmp_path):
+    root = copy_mini(tmp_path)
+    turn = root / "turns/02-mul/turn.yaml"
+    turn.write_text(turn.read_text() + "retires: ['01-add/test_add.py::test_gone']\n")
+    problems = [str(p) for p in validate_task(load_task_dir(root))]
+    assert problems == ["turn 2: retires '01-add/test_add.py::test_gone', which is no earlier turn's test"]
+
+
+def test_retired_tests_leave_the_regression_set(tmp_path):
+    root = copy_mini(tmp_path)
+    turn = root / "turns/02-mul/turn.yaml"
+    turn.write_text(turn.read_text() + "retires: ['01-add/test_add.py::test_add_negative']\n")
+    task = load_task_dir(root)
+    assert task.regression_ids(2) == ("01-add/test_add.py::test_add_small",)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task_id", sorted(find_tasks()))
+def test_every_shipped_task_is_valid(task_id):
+    problems = validate_task(load_task(task_id))
+    assert not problems, "\n".join(map(str, problems))
