@@ -68,7 +68,7 @@ def make_canaries() -> Canaries:
 
 def pytest_argv(report_path: str, pythonpath: Sequence[str], test_paths: Sequence[str]) -> list[str]:
     return [
-        sys.executable, "-I", "-m", "pytest",
+        sys.executable, "-I", "-B", "-m", "pytest",
         "-c", f"{GRADE_MOUNT}/pytest.ini", "--rootdir", GRADE_MOUNT,
         "-p", "no:cacheprovider", "--noconftest", "--import-mode=importlib", "--continue-on-collection-errors",
         "-q", "--no-header", "-o", "junit_family=xunit1", "-o", "console_output_style=classic",

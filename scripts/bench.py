@@ -1,0 +1,130 @@
+"""Per-step and per-submit overhead of StaminaTodo-v0, against floors measured in the same run.
+
+    .venv/bin/python scripts/bench.py [--repeat N] [--env StaminaTodo-v0]
+
+Prints one table: medians of reset, a read_file step, a submit (grading) and a whole
+oracle episode, next to what they are compared with (copying the seed with
+shutil.copytree; bare ``python -m pytest`` on the same tests and source in a temp dir)
+and the floors (interpreter start, pytest import, a git restore). Measurements are
+interleaved so that noise on this shared machine hits both sides of a ratio alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import gymnasium as gym
+
+import stamina_gym  # noqa: F401 - registers the env ids
+from stamina_gym.agents import make_agent
+from stamina_gym.grading.runner import copy_source, run_hidden_tests
+from stamina_gym.harness import run_episode
+
+
+def timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def bare_pytest(source: Path, turns, support: Path | None) -> None:
+    """The baseline: plain pytest on a copy of the same source and tests, no sandbox."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        shutil.copytree(source, root / "src")
+        for turn in turns:
+            shutil.copytree(turn.dir / "tests", root / "tests" / turn.id)
+        paths = [str(root / "src")] + ([str(support)] if support else [])
+        subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--import-mode=importlib",
+             "-o", f"pythonpath={' '.join(paths)}", str(root / "tests")],
+            cwd=root / "src", capture_output=True, check=False,
+        )  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--env", default="StaminaTodo-v0")
+    parser.add_argument("--repeat", type=int, default=15)
+    args = parser.parse_args()
+    n = args.repeat
+
+    env = gym.make(args.env)
+    inner = env.unwrapped
+    env.reset(seed=0)
+    seed_dir = inner.task.seed_dir
+
+    print(f"measuring {args.env} ({len(inner.turns)} turns), {n} repeats each ...", file=sys.stderr)
+    resets, copies = [], []
+    for _ in range(n):
+        resets.append(timed(lambda: env.reset(seed=0)))
+        target = Path(tempfile.mkdtemp())
+        copies.append(timed(lambda: shutil.copytree(seed_dir, target / "repo")))
+        shutil.rmtree(target)
+    reads = [timed(lambda: env.step({"tool": "read_file", "path": "README.md"})) for _ in range(n)]
+
+    # Grading at the last turn (the largest test set) against bare pytest on the same files.
+    workspace = inner.workspace
+    for turn in inner.turns:
+        workspace.apply_patch(turn.reference_patch)
+    inner._sandbox.prepare(workspace.path)
+    snapshot = Path(tempfile.mkdtemp()) / "src"
+    copy_source(workspace.path, snapshot)
+    grades, bares = [], []
+    scratch = Path(tempfile.mkdtemp())
+    for _ in range(max(n // 3, 3)):
+        grades.append(timed(lambda: run_hidden_tests(source=workspace.path, task=inner.task, turns=inner.turns,
+                                                     sandbox=inner._sandbox, scratch=scratch, timeout=300)))  # fmt: skip
+        bares.append(timed(lambda: bare_pytest(snapshot, inner.turns, inner.task.support_dir)))
+    floors = {
+        "interpreter start (python -c pass)": [timed(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True)) for _ in range(n)],
+        "pytest import (python -c 'import pytest')": [timed(lambda: subprocess.run([sys.executable, "-c", "import pytest"], check=True)) for _ in range(n)],
+        "git restore (reset --hard + clean)": [timed(lambda: (workspace.git("reset", "-q", "--hard", "seed"), workspace.git("clean", "-q", "-ffdx"))) for _ in range(n)],
+        "sandbox round trip (bwrap true)": [timed(lambda: inner._sandbox.run(["true"], mounts=[], cwd="/")) for _ in range(n)],
+    }  # fmt: skip
+
+    submits: list[float] = []
+    agent = make_agent("oracle")
+    original_step = env.step
+
+    def step_and_time(action):
+        start = time.perf_counter()
+        out = original_step(action)
+        if isinstance(action, dict) and action.get("tool") == "submit":
+            submits.append(time.perf_counter() - start)
+        return out
+
+    env.step = step_and_time
+    episode_s = timed(lambda: run_episode(env, agent, seed=0))
+    env.close()
+    shutil.rmtree(scratch, ignore_errors=True)
+    shutil.rmtree(snapshot.parent, ignore_errors=True)
+
+    rows = [
+        ("reset", median_ms(resets), "shutil.copytree of the seed", median_ms(copies)),
+        ("read_file step", median_ms(reads), "", None),
+        (f"grading, all {len(inner.turns)} turns' tests", median_ms(grades), "bare python -m pytest, same tests", median_ms(bares)),
+        ("submit during the oracle episode", median_ms(submits), "", None),
+        ("whole oracle episode", episode_s * 1000, "", None),
+        *((name, median_ms(samples), "", None) for name, samples in floors.items()),
+    ]
+    print(f"{'measure':<42} {'median ms':>10}   {'baseline':<34} {'median ms':>10} {'ratio':>6}")
+    for name, ours, base_name, base in rows:
+        ratio = f"{ours / base:6.2f}" if base else ""
+        base_text = f"{base:10.1f}" if base else ""
+        print(f"{name:<42} {ours:10.1f}   {base_name:<34} {base_text:>10} {ratio:>6}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The test suite, slow tests included (they validate every task and play whole episodes).
+# Extra arguments go to pytest, e.g. `scripts/test.sh -m "not slow"` for the fast ones.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+status=0
+.venv/bin/python -m pytest "$@" || status=$?
+# pytest exits 5 when it collected no test: report it as a failure, with the reason.
+if [ "$status" = 5 ]; then echo "test.sh: pytest collected no tests" >&2; exit 1; fi
+exit "$status"
