@@ -10,6 +10,8 @@ from stamina_gym.config import EnvConfig
 from stamina_gym.env import StaminaEnv
 
 DATA = Path(__file__).parent / "data"
+# tests/data holds task fixtures whose hidden tests must not run as our own.
+collect_ignore = ["data"]
 MINI = DATA / "mini"
 
 

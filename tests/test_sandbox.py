@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from stamina_gym.sandbox.local import bwrap_works
@@ -69,13 +71,23 @@ def test_infinite_loop_is_killed_with_its_children():
     env = mini_env(sandbox={"timeout_s": 2})
     env.reset(seed=0)
     try:
-        output, _, _ = act(env, tool="run", command="(sleep 300 &) ; while true; do :; done")
+        command = "(sleep 3; echo late > late.txt) & setsid sh -c 'sleep 3; echo late > late2.txt' & while true; do :; done"
+        output, _, _ = act(env, tool="run", command=command)
         assert output.startswith("[timed out]")
         still_works(env)
-        ps, _, _ = act(env, tool="run", command="ps -e -o comm= | sort | uniq -c")
-        assert "sleep" not in ps
+        time.sleep(4)
+        assert not (env.workspace.path / "late.txt").exists()
+        assert not (env.workspace.path / "late2.txt").exists()
     finally:
         env.close()
+
+
+def test_no_process_outlives_its_command(env):
+    output, _, _ = act(env, tool="run", command="(sleep 1; echo late > late.txt) & setsid sh -c 'sleep 1; echo late > late2.txt' & echo started")
+    assert "started" in output
+    time.sleep(2)
+    assert not (env.workspace.path / "late.txt").exists()
+    assert not (env.workspace.path / "late2.txt").exists()
 
 
 def test_huge_output_is_cut_with_a_marker(env):

@@ -83,7 +83,8 @@ class LocalSandbox:
             warnings.warn(message, RuntimeWarning, stacklevel=2)
             log.warning(message)
             self._uid = None
-        self._hidden = _dedupe([*default_hidden_paths(), *map(Path, hidden)])
+        # Shallow paths first, so a tmpfs over /tmp does not bury one over /tmp/x.
+        self._hidden = sorted(_dedupe([*default_hidden_paths(), *map(Path, hidden)]), key=lambda p: len(p.parts))
         self._bin_dir = Path(sys.executable).parent
         self._root_binds = _root_binds()
         # The interpreter that runs the agent's code and pytest must stay visible.
@@ -158,7 +159,7 @@ class LocalSandbox:
             covering = [hidden for hidden in self._hidden if _is_within(path, hidden)]
             if covering:
                 # bwrap would create the folders leading to the mount point with mode 0700.
-                top = max(covering, key=lambda p: len(p.parts))
+                top = min(covering, key=lambda p: len(p.parts))
                 for folder in reversed(path.parents):
                     if _is_within(folder, top) and folder != top:
                         args += ["--perms", "0755", "--dir", str(folder)]
