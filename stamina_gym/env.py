@@ -257,7 +257,7 @@ class StaminaEnv(gym.Env[dict, str]):
             sandbox_cls = SANDBOXES.load(self.config.sandbox.kind)
             self._sandbox = sandbox_cls(self.config.sandbox, hidden=[self._root, self.task.root])
             self._workspace = Workspace(self._root / "ws", self.task.seed_dir)
-            self._tools = ToolContext(self._workspace, self._sandbox)
+            self._tools = ToolContext(self._workspace, self._sandbox, self.config.sandbox.timeout_s)
         return self._workspace
 
     @property

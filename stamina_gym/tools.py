@@ -29,6 +29,8 @@ _PYTEST_TIME = re.compile(r" in \d+(?:\.\d+)?s(?: \([0-9:.]+\))?")
 class ToolContext:
     workspace: Workspace
     sandbox: Sandbox
+    timeout_s: float = 60.0
+    """Longest a ``run`` command may take; an agent may ask for less, never more."""
 
     def mounts(self) -> list[Mount]:
         return [Mount(self.workspace.path, REPO_MOUNT, writable=True)]
@@ -171,15 +173,14 @@ def _format_run(result: RunResult) -> str:
 def run(ctx: ToolContext, command: str, timeout: float | None = None) -> str:
     if timeout is not None and timeout <= 0:
         raise ToolError("timeout must be positive")
-    cap = getattr(getattr(ctx.sandbox, "config", None), "timeout_s", None)
-    limit = min(timeout, cap) if timeout and cap else timeout or cap
+    limit = min(timeout, ctx.timeout_s) if timeout else ctx.timeout_s
     return _format_run(ctx.sandbox.run(["bash", "-c", command], mounts=ctx.mounts(), timeout=limit))
 
 
 def run_tests(ctx: ToolContext, args: list | None = None) -> str:
     args = [str(a) for a in (args or [])]
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no", *args]
-    result = ctx.sandbox.run(argv, mounts=ctx.mounts())
+    result = ctx.sandbox.run(argv, mounts=ctx.mounts(), timeout=ctx.timeout_s)
     # Durations are dropped so that the same code gives the same observation.
     return _PYTEST_TIME.sub("", _format_run(result))
 
