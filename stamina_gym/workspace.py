@@ -116,11 +116,6 @@ class Workspace:
         self.git("add", "-A")
         return self.git("diff", "--cached", "--no-color", "--no-ext-diff", "--no-renames", base).stdout
 
-    def tree_id(self) -> str:
-        """Content hash of the work tree as it is now."""
-        self.git("add", "-A")
-        return self.git("write-tree").stdout.strip()
-
     # -- paths --------------------------------------------------------------------------
 
     def resolve(self, name: str) -> Path:
