@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 import string
@@ -37,6 +38,13 @@ def to_text(text: str, limit: int) -> str:
         marker = f"\n[... cut: {len(text) - limit} more characters ...]"
         text = text[: limit - len(marker)] + marker
     return text
+
+
+@functools.lru_cache(maxsize=1)
+def _intro() -> str:
+    """The first observation's instructions, read once per process, not at every reset."""
+    template = resources.files("stamina_gym").joinpath("prompts/intro.txt").read_text(encoding="utf-8")
+    return string.Template(template).substitute(tools=describe_tools())
 
 
 class StaminaEnv(gym.Env[dict, str]):
@@ -133,8 +141,7 @@ class StaminaEnv(gym.Env[dict, str]):
         self._turn, self._turn_steps, self._turn_start = 0, 0, workspace.head()
         self._passing: frozenset[str] = frozenset()
         self._started = time.monotonic()
-        intro = resources.files("stamina_gym").joinpath("prompts/intro.txt").read_text(encoding="utf-8")
-        observation = self._observe(string.Template(intro).substitute(tools=describe_tools()))
+        observation = self._observe(_intro())
         return observation, {"turn": 1, "variants": list(self._variants)}
 
     def step(self, action: str | dict) -> tuple[dict, float, bool, bool, dict]:

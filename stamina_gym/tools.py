@@ -100,7 +100,7 @@ def write_file(ctx: ToolContext, path: str, content: str) -> str:
     target.write_text(content, encoding="utf-8")
     for made in [*created, target]:
         ctx.sandbox.prepare(made)
-    return f"wrote {path} ({content.count(chr(10)) + (not content.endswith(chr(10)) and bool(content))} lines)"
+    return f"wrote {path} ({len(content.splitlines())} lines)"
 
 
 def delete_file(ctx: ToolContext, path: str) -> str:
