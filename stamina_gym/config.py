@@ -39,6 +39,17 @@ class RewardConfig(_Strict):
     invalid_action: float = 0.01
     """Extra charge for an action that cannot be parsed or that a tool refuses."""
 
+    quality: float = 1.0
+    """Weight of the change of the quality score (0..1, see ``QualityConfig``) over the
+    turn: a turn that takes the code from 0.80 to 0.75 pays ``-0.05 * quality``."""
+
+    rule_violation: float = 0.1
+    """Charged per consistency rule in force that the submitted code breaks (a rule
+    counts once however many lines break it)."""
+
+    out_of_scope: float = 0.05
+    """Strict mode only: charged per file changed outside the paths the turn concerns."""
+
 
 class Budgets(_Strict):
     """Limits after which the episode is truncated (``truncated=True``)."""
@@ -104,6 +115,44 @@ class SandboxConfig(_Strict):
     """Unprivileged uid (and gid) that runs the agent's code when the env runs as root."""
 
 
+class QualityWeights(_Strict):
+    """Weights of the quality components in the quality score (normalised by their sum)."""
+
+    lint: float = Field(0.25, ge=0)
+    """pylint's score / 10."""
+    complexity: float = Field(0.25, ge=0)
+    """1 - mean excess cyclomatic complexity over 5 (radon), per function."""
+    maintainability: float = Field(0.25, ge=0)
+    """radon's maintainability index / 100, SLOC-weighted over files."""
+    security: float = Field(0.25, ge=0)
+    """1 / (1 + bandit findings weighted by severity and confidence)."""
+
+
+class QualityConfig(_Strict):
+    """Code-quality measurement at submit (``stamina_gym.quality``)."""
+
+    enabled: bool = True
+    """Measure code quality at every submit (consistency rules, memory probes and scope
+    are checked either way)."""
+
+    exclude: tuple[str, ...] = ("tests/**", "**/tests/**", "**/test_*.py", "**/*_test.py", "**/conftest.py")
+    """Files left out of the measurement (glob patterns): by default the agent's own
+    tests, so the score is the product's."""
+
+    weights: QualityWeights = QualityWeights()
+
+    pylint_every: int = Field(1, ge=1)
+    """Run pylint every k-th turn (and always on the last); in between its score is
+    carried from the last turn it ran, so its change is paid when it runs next."""
+
+    max_file_kb: int = Field(256, ge=1)
+    """Python files larger than this are not analysed (reported as skipped)."""
+
+    cache_dir: str | None = None
+    """Folder for per-file analysis results shared by every process on the machine;
+    unset: an in-memory cache shared by the envs of one process."""
+
+
 class EnvConfig(_Strict):
     """One environment: a task plus budgets, reward weights, observation and sandbox."""
 
@@ -120,6 +169,11 @@ class EnvConfig(_Strict):
     reward: RewardConfig = RewardConfig()
     observation: ObservationConfig = ObservationConfig()
     sandbox: SandboxConfig = SandboxConfig()
+    quality: QualityConfig = QualityConfig()
+
+    mode: Literal["free", "strict"] = "free"
+    """``free``: the agent may refactor anywhere. ``strict``: edits outside the paths a
+    turn declares are reported and cost ``reward.out_of_scope`` each."""
 
     def with_overrides(self, overrides: dict[str, Any]) -> "EnvConfig":
         """A copy with ``overrides`` merged in (nested dicts merge key by key)."""

@@ -20,6 +20,7 @@ from stamina_gym.config import EnvConfig, load_env_config
 from stamina_gym.errors import SandboxError, ToolError
 from stamina_gym.grading.grade import Grade, grade_run
 from stamina_gym.grading.runner import run_hidden_tests
+from stamina_gym.quality.review import Review, Reviewer
 from stamina_gym.sandbox import SANDBOXES, Sandbox
 from stamina_gym.task import load_task
 from stamina_gym.tools import ToolContext, describe_tools, list_files, parse_action
@@ -137,6 +138,7 @@ class StaminaEnv(gym.Env[dict, str]):
         workspace = self._ensure_workspace()
         workspace.reset()
         self._sandbox.prepare(workspace.path)
+        self._reviewer.reset()
         self._variants = [int(self.np_random.integers(len(t.spec.prompts))) for t in self.turns]
         self._turn, self._turn_steps, self._turn_start = 0, 0, workspace.head()
         self._passing: frozenset[str] = frozenset()
@@ -196,12 +198,22 @@ class StaminaEnv(gym.Env[dict, str]):
             canaries=hidden.canaries,
             report_problem=hidden.problem,
         )
-        terms = self.reward_terms(grade)
+        review = self._reviewer.review(
+            turn,
+            workspace.path,
+            changed=workspace.numstat(self._turn_start),
+            statuses=grade.turn_tests,
+            last=self._turn + 1 == len(self.turns),
+        )
+        terms = self.reward_terms(grade, review)
         if grade.failure_class not in ("violation", "infrastructure"):
             self._passing = frozenset(t for t, s in {**grade.regression_tests, **grade.turn_tests}.items() if s == "passed")
-        info.update(ok=True, grade=grade.to_info(), reward_terms=terms, commit=workspace.commit(f"turn {turn.index}"))
+        grade_info = {**grade.to_info(), **review.to_info()}
+        info.update(ok=True, grade=grade_info, reward_terms=terms, commit=workspace.commit(f"turn {turn.index}"))
         reward += sum(terms.values())
-        feedback = grade.summary() if self.config.observation.feedback == "summary" else "Submitted."
+        feedback = "Submitted."
+        if self.config.observation.feedback == "summary":
+            feedback = " ".join(filter(None, [grade.summary(), review.summary()]))
         self._turn += 1
         if self._turn == len(self.turns):
             observation = self._observe(feedback + " That was the last request.", final=True)
@@ -210,16 +222,18 @@ class StaminaEnv(gym.Env[dict, str]):
         self._turn_steps, self._turn_start = 0, workspace.head()
         return self._finish_step(self._observe(feedback), reward, info)
 
-    def reward_terms(self, grade: Grade) -> dict[str, float]:
+    def reward_terms(self, grade: Grade, review: Review) -> dict[str, float]:
         """The reward of a submit, term by term (the per-step cost is added by ``step``)."""
         w = self.config.reward
-        if grade.failure_class in ("violation", "infrastructure"):
-            return {"tests": 0.0, "bonus": 0.0, "regression": 0.0}
-        return {
+        terms = {
             "tests": w.test_pass * grade.pass_fraction,
             "bonus": w.turn_bonus if grade.solved else 0.0,
             "regression": -w.regression * grade.regression_fraction,
+            **review.terms(w),
         }
+        if grade.failure_class in ("violation", "infrastructure"):
+            return dict.fromkeys(terms, 0.0)
+        return terms
 
     # -- observations -------------------------------------------------------------------
 
@@ -265,6 +279,7 @@ class StaminaEnv(gym.Env[dict, str]):
             self._sandbox = sandbox_cls(self.config.sandbox, hidden=[self._root, self.task.root])
             self._workspace = Workspace(self._root / "ws", self.task.seed_dir)
             self._tools = ToolContext(self._workspace, self._sandbox, self.config.sandbox.timeout_s)
+            self._reviewer = Reviewer(self.task, self.config.quality, self.config.mode, self._root / "scratch")
         return self._workspace
 
     @property

@@ -25,6 +25,9 @@ class TurnResult:
     newly_broken: int
     failure_class: str | None
     reward: float
+    quality: float | None = None
+    """The code-quality score after the turn (None when not measured)."""
+    rules_broken: int = 0
 
 
 @dataclass
@@ -138,6 +141,7 @@ def run_episode(
             done = TurnResult(
                 turn + 1, inner.turns[turn].spec.title, turn_steps, grade["passed"], grade["total"],
                 grade["regression_total"], len(grade["newly_broken"]), grade["failure_class"], round(turn_reward, 6),
+                (grade.get("quality") or {}).get("score"), len(grade.get("rules", {}).get("broken", ())),
             )  # fmt: skip
             result.turns.append(done)
             if recorder:
@@ -158,8 +162,12 @@ def format_turn_row(turn: TurnResult) -> str:
     verdict = turn.failure_class or "solved"
     return (
         f"{turn.turn:>4}  {turn.title[:38]:<38} {turn.steps:>5}  {turn.passed:>3}/{turn.total:<3} "
-        f"{turn.newly_broken:>4}/{turn.regression_total:<4} {verdict:<14} {turn.reward:>7.3f}"
+        f"{turn.newly_broken:>4}/{turn.regression_total:<4} {verdict:<14} {turn.reward:>7.3f} "
+        f"{'-' if turn.quality is None else f'{turn.quality:.3f}':>7} {turn.rules_broken:>5}"
     )
 
 
-TABLE_HEADER = f"{'turn':>4}  {'request':<38} {'steps':>5}  {'tests':<7} {'broken':<9} {'result':<14} {'reward':>7}"
+TABLE_HEADER = (
+    f"{'turn':>4}  {'request':<38} {'steps':>5}  {'tests':<7} {'broken':<9} {'result':<14} {'reward':>7} "
+    f"{'quality':>7} {'rules':>5}"
+)

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stamina_gym.config import format_validation_error, load_yaml
 from stamina_gym.errors import ConfigError, TaskError
+from stamina_gym.quality.rules import Rule
 from stamina_gym.registry import unknown_name
 
 BUILTIN_TASKS = Path(__file__).resolve().parents[1] / "tasks"
@@ -56,6 +57,20 @@ class TaskMeta(_Strict):
     title: str
     description: str
     phases: tuple[Phase, ...] = ()
+    rules: tuple[Rule, ...] = ()
+    """Consistency rules checked at every submit from their ``from_turn`` on
+    (``stamina_gym.quality.rules`` documents the kinds)."""
+
+
+class MemoryProbe(_Strict):
+    """Hidden tests of a turn that check a fact fixed at an earlier turn."""
+
+    fact: str
+    """The fact in words, e.g. ``the error codes agreed for validation failures``."""
+    from_turn: int = Field(ge=1)
+    """The turn (1-based) that fixed the fact."""
+    tests: tuple[str, ...] = Field(min_length=1)
+    """This turn's tests that check it: ``<file>`` or ``<file>::<test>``."""
 
 
 class TurnSpec(_Strict):
@@ -70,6 +85,11 @@ class TurnSpec(_Strict):
     retires: tuple[str, ...] = ()
     """Hidden tests of earlier turns that this turn's changed requirement contradicts:
     ``<turn dir>/<file>`` or ``<turn dir>/<file>::<test>``."""
+    paths: tuple[str, ...] = ()
+    """Glob patterns of the files the request concerns. In strict mode an edit outside
+    them (and outside ``tests/``) is reported and costs reward; empty: no limit."""
+    memory: tuple[MemoryProbe, ...] = ()
+    """Facts from earlier turns that this turn's hidden tests check."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +108,11 @@ class Turn:
     @functools.cached_property
     def test_ids(self) -> tuple[str, ...]:
         return tuple(tid for path in self.tests for tid in _test_ids(self.id, path))
+
+    def memory_ids(self, probe: MemoryProbe) -> tuple[str, ...]:
+        """This turn's test ids that ``probe`` names."""
+        wanted = {f"{self.id}/{entry}" for entry in probe.tests}
+        return tuple(tid for tid in self.test_ids if tid in wanted or tid.split("::")[0] in wanted)
 
     @property
     def reference_patch(self) -> str:

@@ -1,6 +1,7 @@
 """Check that a task is valid: replay every reference patch from the seed and require, at
-every state, that the last turn's tests pass, earlier tests still in force pass, and the
-next turn's tests all fail (so each test discriminates)."""
+every state, that the last turn's tests pass, earlier tests still in force pass, the
+next turn's tests all fail (so each test discriminates), the consistency rules in force
+hold and the reference patch stays within the paths its turn declares."""
 
 from __future__ import annotations
 
@@ -16,7 +17,10 @@ from stamina_gym.grading.grade import by_base_id
 from stamina_gym.grading.runner import run_hidden_tests
 from stamina_gym.sandbox import Sandbox
 from stamina_gym.sandbox.local import LocalSandbox
-from stamina_gym.task import Task
+from stamina_gym.quality.measure import read_tree
+from stamina_gym.quality.review import scope_result
+from stamina_gym.quality.rules import check_rules
+from stamina_gym.task import Task, Turn
 from stamina_gym.workspace import Workspace
 
 
@@ -42,6 +46,18 @@ def check_data(task: Task) -> list[Problem]:
         for entry in turn.spec.retires:
             if entry not in earlier and entry not in files:
                 problems.append(Problem(turn.index, f"retires {entry!r}, which is no earlier turn's test"))
+        for probe in turn.spec.memory:
+            if not probe.from_turn < turn.index:
+                problems.append(Problem(turn.index, f"memory probe {probe.fact!r} must come from an earlier turn"))
+            named = turn.memory_ids(probe)
+            if len(named) < len(probe.tests):
+                problems.append(Problem(turn.index, f"memory probe names tests this turn lacks: {list(probe.tests)}"))
+    ids = [rule.id for rule in task.meta.rules]
+    for rule in task.meta.rules:
+        if ids.count(rule.id) > 1:
+            problems.append(Problem(0, f"rule id {rule.id!r} is used more than once"))
+        if rule.from_turn > len(task.turns):
+            problems.append(Problem(0, f"rule {rule.id!r} starts at turn {rule.from_turn}, after the last turn"))
     return problems
 
 
@@ -68,10 +84,25 @@ def validate_task(
                 workspace.commit(f"turn {state}")
             sandbox.prepare(workspace.path)
             found = _check_state(task, state, workspace, sandbox, root)
+            if state > 0:
+                found += _check_conventions(task, task.turns[state - 1], workspace)
             problems += found
             progress(f"state after turn {state:>3}/{len(task.turns)}: " + ("ok" if not found else f"{len(found)} problem(s)"))
     finally:
         shutil.rmtree(root, ignore_errors=True)
+    return problems
+
+
+def _check_conventions(task: Task, turn: Turn, workspace: Workspace) -> list[Problem]:
+    """The reference state keeps every rule in force, and the reference patch stays
+    within the paths the turn declares."""
+    texts, _ = read_tree(workspace.path, 1 << 20, 10_000)
+    decoded = {rel: data.decode("utf-8", "replace") for rel, data in texts.items()}
+    _, violations = check_rules(task.meta.rules, decoded, turn.index)
+    problems = [Problem(turn.index, f"the reference breaks rule {v.rule} at {v.file}:{v.line}: {v.message}") for v in violations]
+    changed = workspace.numstat("HEAD~1")
+    for path in scope_result(turn, "strict", changed)["outside"]:
+        problems.append(Problem(turn.index, f"the reference patch edits {path}, outside the turn's paths"))
     return problems
 
 

@@ -116,6 +116,16 @@ class Workspace:
         self.git("add", "-A")
         return self.git("diff", "--cached", "--no-color", "--no-ext-diff", "--no-renames", base).stdout
 
+    def numstat(self, base: str = "HEAD") -> dict[str, tuple[int, int]]:
+        """Lines added and deleted per file since ``base`` (binary files count 0)."""
+        self.git("add", "-A")
+        out = self.git("diff", "--cached", "--numstat", "-z", "--no-renames", base).stdout
+        stats = {}
+        for record in filter(None, out.split("\0")):
+            added, deleted, path = record.split("\t", 2)
+            stats[path] = (int(added) if added.isdigit() else 0, int(deleted) if deleted.isdigit() else 0)
+        return stats
+
     # -- paths --------------------------------------------------------------------------
 
     def resolve(self, name: str) -> Path:

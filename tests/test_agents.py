@@ -3,6 +3,7 @@ program that speaks JSON lines can play."""
 
 from __future__ import annotations
 
+import json
 import sys
 import textwrap
 
@@ -33,14 +34,30 @@ def test_oracle_and_null_on_the_mini_task():
 
 
 @pytest.mark.slow
-def test_oracle_gets_the_maximum_on_every_todo_turn():
+def test_oracle_gets_the_maximum_on_every_todo_turn(tmp_path):
     env = gym.make("StaminaTodo-v0")
-    maximum = env.unwrapped.config.reward.test_pass + env.unwrapped.config.reward.turn_bonus
-    result = play(env, "oracle")
+    weights = env.unwrapped.config.reward
+    agent = make_agent("oracle")
+    try:
+        result = run_episode(env, agent, seed=0, recorder=Recorder(tmp_path, {}))
+    finally:
+        agent.close()
+        env.close()
     assert len(result.turns) == len(env.unwrapped.turns) and result.terminated
-    for turn in result.turns:
+    records = [json.loads(line) for line in (tmp_path / "turns.jsonl").read_text().splitlines()]
+    probed = 0
+    for turn, record in zip(result.turns, records):
         assert turn.failure_class is None and turn.passed == turn.total, turn
-        assert turn.reward == pytest.approx(maximum - 2 * 0.001)
+        terms, grade = record["reward_terms"], record["grade"]
+        assert terms["tests"] == weights.test_pass and terms["bonus"] == weights.turn_bonus
+        assert terms["regression"] == 0 and terms["rules"] == 0 and terms["scope"] == 0
+        assert turn.reward == pytest.approx(sum(terms.values()) - 2 * weights.step_cost)
+        # every grade carries quality, the rules in force (none broken by the reference) and memory
+        assert grade["quality"]["score"] == turn.quality and 0 < turn.quality <= 1
+        assert grade["rules"]["broken"] == [] and isinstance(grade["rules"]["in_force"], list)
+        assert grade["memory"]["accuracy"] in (None, 1.0)
+        probed += grade["memory"]["accuracy"] == 1.0
+    assert probed >= 2 and len(records[-1]["grade"]["rules"]["in_force"]) == 5
 
 
 @pytest.mark.slow

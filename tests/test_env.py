@@ -157,8 +157,12 @@ def test_reward_terms_of_a_full_episode(env):
     for turn in env.turns:
         act(env, tool="apply_patch", patch=turn.reference_patch)
         observation, reward, terminated, truncated, info = env.step({"tool": "submit"})
-        assert info["reward_terms"] == {"tests": 1.0, "bonus": 0.5, "regression": -0.0}
-        rewards.append(reward)
+        terms = info["reward_terms"]
+        assert {k: terms[k] for k in ("tests", "bonus", "regression", "rules", "scope")} == {
+            "tests": 1.0, "bonus": 0.5, "regression": -0.0, "rules": -0.0, "scope": 0.0
+        }
+        assert terms["quality"] == pytest.approx(info["grade"]["quality"]["score_delta"])
+        rewards.append((reward, sum(terms.values())))
     assert terminated and not truncated
-    assert rewards == [pytest.approx(1.499)] * 2
+    assert [reward for reward, _ in rewards] == [pytest.approx(total - 0.001) for _, total in rewards]
     assert observation["prompt"] == ""

@@ -1,0 +1,112 @@
+"""What a submit is judged on besides the hidden tests: code quality against the state
+the turn began from, the project's consistency rules, memory probes, and (strict mode)
+edits outside the turn's paths. ``Reviewer`` keeps the state between submits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from stamina_gym.config import QualityConfig, RewardConfig
+from stamina_gym.quality.measure import AnalysisCache, QualityMeter, Snapshot, quality_report, read_tree
+from stamina_gym.quality.rules import check_rules, matches
+from stamina_gym.task import Task, Turn
+
+#: Never out of scope: writing tests and documentation is always welcome.
+ALWAYS_IN_SCOPE = ("tests/**", "**/tests/**", "**/test_*.py", "**/*.md")
+
+
+@dataclass(frozen=True)
+class Review:
+    quality: dict | None
+    rules: dict
+    memory: dict
+    scope: dict
+
+    def to_info(self) -> dict:
+        return {"quality": self.quality, "rules": self.rules, "memory": self.memory, "scope": self.scope}
+
+    def terms(self, weights: RewardConfig) -> dict[str, float]:
+        """Reward terms (added to the test terms by the env)."""
+        return {
+            "quality": round(weights.quality * self.quality["score_delta"], 6) if self.quality else 0.0,
+            "rules": -weights.rule_violation * len(self.rules["broken"]),
+            "scope": -weights.out_of_scope * len(self.scope["outside"]) if self.scope["mode"] == "strict" else 0.0,
+        }
+
+    def summary(self) -> str:
+        """What the agent may read: the quality score and counts, no rule or test names."""
+        parts = []
+        if self.quality:
+            parts.append(f"code quality {self.quality['score']:.2f} ({self.quality['score_delta']:+.3f})")
+        if self.rules["broken"]:
+            parts.append(f"{len(self.rules['broken'])} project convention(s) broken")
+        if self.scope["mode"] == "strict" and self.scope["outside"]:
+            parts.append(f"{len(self.scope['outside'])} file(s) changed outside the request's scope")
+        return "; ".join(parts)
+
+
+def memory_result(turn: Turn, statuses: Mapping[str, str]) -> dict:
+    """Per probe: the fact, its turn, tests passed of total; accuracy over all probe tests."""
+    probes, passed, total = [], 0, 0
+    for probe in turn.spec.memory:
+        ids = turn.memory_ids(probe)
+        ok = sum(statuses.get(tid) == "passed" for tid in ids)
+        probes.append({"fact": probe.fact, "from_turn": probe.from_turn, "passed": ok, "total": len(ids)})
+        passed, total = passed + ok, total + len(ids)
+    return {"probes": probes, "accuracy": round(passed / total, 4) if total else None}
+
+
+def scope_result(turn: Turn, mode: str, changed: Mapping[str, tuple[int, int]]) -> dict:
+    allowed = turn.spec.paths
+    outside = [] if not allowed else [p for p in sorted(changed) if not matches(p, allowed + ALWAYS_IN_SCOPE)]
+    return {"mode": mode, "paths": list(allowed), "outside": outside}
+
+
+class Reviewer:
+    """Judges each submit of an episode against the state before it."""
+
+    def __init__(self, task: Task, config: QualityConfig, mode: str, scratch: Path, cache: AnalysisCache | None = None):
+        self.task, self.config, self.mode = task, config, mode
+        if cache is None and config.cache_dir:
+            cache = AnalysisCache(Path(config.cache_dir).expanduser())
+        self.meter = QualityMeter(scratch, cache, max_file_kb=config.max_file_kb, exclude=config.exclude)
+        self._before: Snapshot | None = None
+        self._submits = 0
+
+    def reset(self) -> None:
+        self._before, self._submits = None, 0
+
+    def review(self, turn: Turn, tree: Path, changed: Mapping[str, tuple[int, int]], statuses: Mapping[str, str], last: bool) -> Review:
+        """``changed``: lines added/deleted per file this turn; ``statuses``: the turn's test outcomes."""
+        self._submits += 1
+        texts, _ = read_tree(tree, self.config.max_file_kb * 1024, self.meter.max_files)
+        decoded = {}
+        for rel, data in texts.items():
+            try:
+                decoded[rel] = data.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+        in_force, violations = check_rules(self.task.meta.rules, decoded, turn.index)
+        rules = {
+            "in_force": in_force,
+            "broken": sorted({v.rule for v in violations}),
+            "violations": [v.to_info() for v in violations[:50]],
+        }
+        quality = None
+        if self.config.enabled:
+            quality = self._quality(tree, changed, last)
+        return Review(quality, rules, memory_result(turn, statuses), scope_result(turn, self.mode, changed))
+
+    def _quality(self, tree: Path, changed: Mapping[str, tuple[int, int]], last: bool) -> dict:
+        weights = self.config.weights.model_dump()
+        if self._before is None:
+            self._before = self.meter.measure(self.task.seed_dir)
+        run_pylint = last or self._submits % self.config.pylint_every == 0
+        after = self.meter.measure(tree, pylint=run_pylint)
+        if not run_pylint:
+            after.lint_carried = self._before.components()["lint"] * 10
+        report = quality_report(self._before, after, weights, changed)
+        self._before = after
+        return report
