@@ -4,8 +4,10 @@
 
 Prints one table: medians of reset, a read_file step, a submit (grading) and a whole
 oracle episode, next to what they are compared with (copying the seed with
-shutil.copytree; bare ``python -m pytest`` on the same tests and source in a temp dir)
-and the floors (interpreter start, pytest import, a git restore). Measurements are
+shutil.copytree; bare ``python -m pytest`` on the same tests and source in a temp dir),
+the quality measurement at submit (incremental, all cached, cold) against running
+pylint, bandit and radon as command lines on the same files, and the floors
+(interpreter start, pytest import, a git restore). Measurements are
 interleaved so that noise on this shared machine hits both sides of a ratio alike.
 """
 
@@ -26,6 +28,9 @@ import stamina_gym  # noqa: F401 - registers the env ids
 from stamina_gym.agents import make_agent
 from stamina_gym.grading.runner import copy_source, run_hidden_tests
 from stamina_gym.harness import run_episode
+from stamina_gym.quality.measure import AnalysisCache, QualityMeter
+from stamina_gym.quality.review import Reviewer
+from stamina_gym.workspace import Workspace
 
 
 def timed(fn) -> float:
@@ -51,6 +56,57 @@ def bare_pytest(source: Path, turns, support: Path | None) -> None:
              "-o", f"pythonpath={' '.join(paths)}", str(root / "tests")],
             cwd=root / "src", capture_output=True, check=False,
         )  # fmt: skip
+
+
+def analysers_as_subprocesses(tree: Path, files: list[str]) -> None:
+    """The alternative design: each analyser's command line on the changed files."""
+    if not files:
+        return
+    for argv in (
+        ["pylint", "--rcfile=/dev/null", "--persistent=n", "--score=n"],
+        ["bandit", "-q", "--ignore-nosec"],
+        ["radon", "cc", "-s"],
+        ["radon", "mi", "-s"],
+    ):
+        subprocess.run([sys.executable, "-m", *argv, *files], cwd=tree, capture_output=True, check=False)
+
+
+def quality_rows(task, repeat: int) -> list[tuple[str, float, str, float | None]]:
+    """Quality at submit over the reference's turns: incremental (the previous state
+    cached), cold (a new process), all hits; against the analysers' own command lines."""
+    root = Path(tempfile.mkdtemp())
+    config = gym.make("StaminaTodo-v0").unwrapped.config.quality
+    incremental, subprocesses, hits = [], [], []
+    try:
+        for _ in range(max(repeat // 5, 1)):
+            workspace = Workspace(root / "ws", task.seed_dir)
+            workspace.reset()
+            reviewer = Reviewer(task, config, "free", root / "scratch", cache=AnalysisCache())
+            for turn in task.turns:
+                start = workspace.head()
+                workspace.apply_patch(turn.reference_patch)
+                changed = workspace.numstat(start)
+                incremental.append(timed(lambda: reviewer.review(turn, workspace.path, changed, {}, last=False)))
+                hits.append(timed(lambda: reviewer.meter.measure(workspace.path)))
+                files = [p for p in changed if p.endswith(".py") and (workspace.path / p).is_file()
+                         and not p.startswith("tests/")]  # fmt: skip
+                subprocesses.append(timed(lambda: analysers_as_subprocesses(workspace.path, files)))
+                workspace.commit(f"turn {turn.index}")
+        every = sorted(str(p.relative_to(workspace.path)) for p in workspace.path.rglob("*.py") if "tests" not in p.parts)
+        code = (
+            "import sys; from pathlib import Path; from stamina_gym.quality.measure import QualityMeter, AnalysisCache; "
+            "QualityMeter(Path(sys.argv[2]), AnalysisCache(), exclude=('tests/**',)).measure(Path(sys.argv[1]))"
+        )
+        cold = [timed(lambda: subprocess.run([sys.executable, "-c", code, str(workspace.path), str(root / "cold")], check=True))
+                for _ in range(3)]  # fmt: skip
+        cold_cli = [timed(lambda: analysers_as_subprocesses(workspace.path, every)) for _ in range(3)]
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return [
+        ("quality at submit, incremental", median_ms(incremental), "analysers' CLIs on changed files", median_ms(subprocesses)),
+        ("quality, repeated state (all cached)", median_ms(hits), "", None),
+        ("quality, cold full analysis (new process)", median_ms(cold), "analysers' CLIs on every file", median_ms(cold_cli)),
+    ]
 
 
 def main() -> None:
@@ -117,6 +173,7 @@ def main() -> None:
         (f"grading, all {len(inner.turns)} turns' tests", median_ms(grades), "bare python -m pytest, same tests", median_ms(bares)),
         ("submit during the oracle episode", median_ms(submits), "", None),
         ("whole oracle episode", episode_s * 1000, "", None),
+        *quality_rows(inner.task, n),
         *((name, median_ms(samples), "", None) for name, samples in floors.items()),
     ]
     print(f"{'measure':<42} {'median ms':>10}   {'baseline':<34} {'median ms':>10} {'ratio':>6}")

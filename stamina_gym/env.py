@@ -74,10 +74,20 @@ class StaminaEnv(gym.Env[dict, str]):
         test_pass (1.0) * fraction of this turn's tests passing
         + turn_bonus (0.5) if every one passes
         - regression (1.0) * fraction of earlier tests that passed before and fail now
+        + quality (1.0) * change of the code-quality score over the turn
+        - rule_violation (0.1) * consistency rules in force that the code breaks
+        - out_of_scope (0.05) * files changed outside the turn's paths (strict mode only)
 
-    A turn whose canary tests lie (tampering) or whose sandbox broke pays 0. Weights are
-    ``RewardConfig`` in the env spec. ``info["grade"]`` says which tests passed and the
-    failure class; ``info["reward_terms"]`` gives each term.
+    The quality score (0..1) weighs pylint's score, radon's complexity and
+    maintainability index and bandit's findings on the product code
+    (``stamina_gym.quality.measure`` defines each; ``QualityConfig`` weighs them). Rules
+    are the task's own (``stamina_gym.quality.rules``) and bind from the turn that makes
+    the decision. A turn whose canary tests lie (tampering) or whose sandbox broke pays 0.
+    Weights are ``RewardConfig`` in the env spec. ``info["grade"]`` says which tests
+    passed, the failure class, the quality report (absolute values, deltas, worst
+    offenders, churn per file), the rules in force and their violations (rule, file,
+    line), memory-probe accuracy and the scope check with the mode that ran;
+    ``info["reward_terms"]`` gives each term.
 
     ## Starting State
     The task's seed repository, laid from git, with the first request. ``reset(seed=...)``
@@ -92,7 +102,8 @@ class StaminaEnv(gym.Env[dict, str]):
     ## Arguments
     ``gym.make("StaminaTodo-v0", **overrides)``: any field of ``EnvConfig`` can be
     overridden, nested ones as dicts: ``observation={"repo": "diff"}``,
-    ``sandbox={"timeout_s": 10}``, ``max_turns=5``. Unknown keys are an error.
+    ``sandbox={"timeout_s": 10}``, ``max_turns=5``, ``mode="strict"``,
+    ``quality={"pylint_every": 5}``. Unknown keys are an error.
 
     ## Version History
     * v0: initial release (setup phase of StaminaTodo).

@@ -249,3 +249,20 @@ def test_quality_can_be_switched_off():
     finally:
         env.close()
     assert info["grade"]["quality"] is None and info["reward_terms"]["quality"] == 0.0
+
+
+def test_pylint_every_k_turns_carries_the_lint_score_between_runs():
+    env = mini_env(quality={"pylint_every": 5})
+    try:
+        env.reset(seed=0)
+        grades = []
+        for turn in env.turns:
+            act(env, tool="write_file", path="calc/undefined.py", content=f"X = missing_{turn.index}\n")
+            act(env, tool="apply_patch", patch=turn.reference_patch)
+            grades.append(act(env, tool="submit")[2]["grade"]["quality"])
+    finally:
+        env.close()
+    first, last = grades
+    assert not first["pylint_measured"] and first["delta"]["lint"] == 0.0  # carried from the seed
+    assert last["pylint_measured"] and last["metrics"]["pylint_messages"]["error"] >= 1  # the last turn always runs
+    assert last["delta"]["lint"] < 0
