@@ -48,7 +48,7 @@ def _colors(n: int) -> list[Any]:
 def stamina_plot(summary: dict[str, Any]) -> str:
     fig, ax = plt.subplots(figsize=(7, 3.2))
     turns = np.arange(1, len(summary["turns"]) + 1)
-    for agent, color in zip(summary["agents"], _colors(len(summary["agents"]))):
+    for agent, color in zip(summary["agents"], _colors(len(summary["agents"])), strict=True):
         if agent["stamina_curve"]:
             ax.plot(turns, agent["stamina_curve"], marker="o", ms=3, color=color, label=agent["agent"])
     ax.set(xlabel="turn", ylabel="share of runs solving the turn", ylim=(-0.05, 1.05), title="Stamina curve")
@@ -78,7 +78,7 @@ def radar_plot(summary: dict[str, Any]) -> str:
         names += [n for n in radar_dimensions(agent) if n not in names]
     angles = np.linspace(0, 2 * np.pi, len(names), endpoint=False).tolist()
     fig, ax = plt.subplots(figsize=(4.6, 4.6), subplot_kw={"polar": True})
-    for agent, color in zip(summary["agents"], _colors(len(summary["agents"]))):
+    for agent, color in zip(summary["agents"], _colors(len(summary["agents"])), strict=True):
         dims = radar_dimensions(agent)
         values = [dims.get(n, 0.0) for n in names]
         ax.plot(angles + angles[:1], values + values[:1], color=color, label=agent["agent"])
@@ -93,7 +93,7 @@ def radar_plot(summary: dict[str, Any]) -> str:
 def waterfall_plot(summary: dict[str, Any]) -> str:
     agents = summary["agents"]
     fig, axes = plt.subplots(1, len(agents), figsize=(3.6 * len(agents) + 0.5, 3.2), squeeze=False, sharey=True)
-    for ax, agent in zip(axes[0], agents):
+    for ax, agent in zip(axes[0], agents, strict=True):
         gains = np.array(agent["reward_by_turn"] or [0.0] * len(summary["turns"]))
         before = np.concatenate([[0.0], np.cumsum(gains)[:-1]])
         colors = ["#2e7d32" if g >= 0 else "#c62828" for g in gains]
@@ -112,8 +112,8 @@ def quality_plot(summary: dict[str, Any]) -> str | None:
         return None
     metrics = sorted({m for a in agents for m in a["quality_by_turn"]})
     fig, axes = plt.subplots(1, len(metrics), figsize=(3.4 * len(metrics) + 0.5, 3.0), squeeze=False)
-    for ax, metric in zip(axes[0], metrics):
-        for agent, color in zip(agents, _colors(len(agents))):
+    for ax, metric in zip(axes[0], metrics, strict=True):
+        for agent, color in zip(agents, _colors(len(agents)), strict=True):
             values = agent["quality_by_turn"].get(metric)
             if values:
                 turns = [i + 1 for i, v in enumerate(values) if v is not None]

@@ -463,7 +463,7 @@ class _Episode:
             "passed": grade["passed"], "total": grade["total"], "regression_total": grade["regression_total"],
             "newly_broken": len(grade["newly_broken"]), "failure_class": grade["failure_class"],
             "solved": grade["failure_class"] is None, "reward_terms": info.get("reward_terms"),
-            "hidden_results": grade, "feedback": feedback, "commit": commit, "patch": patch,
+            "hidden_results": grade, "feedback": feedback, "base_commit": previous, "commit": commit, "patch": patch,
             "patch_stats": patch_stats(patch), "passing": sorted(t for t, s in statuses.items() if s == "passed"),
             "scores": info.get("scores"), "quality": grade.get("quality"),
         }  # fmt: skip
