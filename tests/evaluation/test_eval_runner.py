@@ -154,9 +154,12 @@ def _records(out: Path) -> dict[int, tuple[list[dict], list[dict], dict]]:
 
 def _kill_when(out: Path, ready, log: Path) -> None:
     """Start an eval, SIGKILL it once ``ready(out)`` holds; it must not have finished."""
+    # A killed env cannot remove its temporary folder: keep it under the test's own tmp.
+    scratch = log.parent / "tmp"
+    scratch.mkdir(exist_ok=True)
     with open(log, "ab") as err:
-        proc = subprocess.Popen(_cli(out, "--resume") if (out / "eval.json").exists() else _cli(out),
-                                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err)  # fmt: skip
+        proc = subprocess.Popen(_cli(out, "--resume") if (out / "eval.json").exists() else _cli(out), cwd=ROOT,
+                                stdout=subprocess.DEVNULL, stderr=err, env={**os.environ, "TMPDIR": str(scratch)})  # fmt: skip
     deadline = time.monotonic() + 120
     while not ready(out) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
