@@ -105,7 +105,8 @@ def summarize_agent(label: str, runs: list[dict], invalid: list[dict], unfinishe
     for t in graded:
         own = (t.get("quality") or {}).get("churn")
         for path, lines in (own if isinstance(own, dict) else t["patch_stats"]["churn"]).items():
-            churn.setdefault(path, [0.0] * n_turns)[t["turn"] - 1] += lines / max(len(runs), 1)
+            changed = sum(lines) if isinstance(lines, (list, tuple)) else lines  # [added, removed] or a count
+            churn.setdefault(path, [0.0] * n_turns)[t["turn"] - 1] += changed / max(len(runs), 1)
     k_values = range(1, len(runs) + 1)
     return {
         "agent": label,

@@ -18,7 +18,7 @@ from stamina_gym.errors import ConfigError, SandboxError
 from stamina_gym.evaluation.config import AgentSpec, EvalConfig
 from stamina_gym.evaluation.records import Redactor, read_lines
 from stamina_gym.evaluation.runner import Evaluation
-from stamina_gym.evaluation.summary import pass_at_k, pass_hat_k, summarize
+from stamina_gym.evaluation.summary import pass_at_k, pass_hat_k, summarize, summarize_agent
 from stamina_gym.sandbox.local import LocalSandbox
 from tests.conftest import MINI
 from tests.evaluation.chat_server import ChatServer
@@ -73,6 +73,25 @@ def test_oracle_and_null_records_and_summary(tmp_path):
     assert turns[1]["regression_total"] == 2 and turns[1]["resources"]["maxrss_self_mb"] > 0
     steps = read_lines(folder / "steps.jsonl")
     assert [(s["turn"], s["tool"]) for s in steps] == [(1, "apply_patch"), (1, "submit"), (2, "apply_patch"), (2, "submit")]
+
+
+def test_quality_metrics_scores_and_churn_are_used_when_the_grades_carry_them():
+    meta = [{"turn": i, "id": f"0{i}", "title": "t", "kind": "feature", "phase": "setup"} for i in (1, 2)]
+
+    def turn(index, cc, churn, scores):
+        return {"turn": index, "graded": True, "solved": True, "failure_class": None, "passed": 1, "total": 1, "reward": 1.5,
+                "duration_s": 1.0, "tool_calls": 1, "test_runs": 0, "regression_total": 0, "newly_broken": 0,
+                "patch_stats": {"added": 1, "removed": 0, "churn": {"a.py": 1}}, "scores": scores,
+                "quality": {"metrics": {"cc_mean": cc, "tool": "radon"}, "delta": {}, "churn": churn}}  # fmt: skip
+
+    runs = [{"run": 0, "header": {}, "result": {"seed": 0, "success": 1.0, "solved": 2, "total_reward": 3.0, "attempt": 1,
+                                                "ended": None, "model": {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}},
+             "turns": [turn(1, 1.0, {"a.py": [3, 1]}, {"planning": 0.5, "clarification": None}),
+                       turn(2, 2.5, {"a.py": 2, "b.py": [1, 0]}, None)]}]  # fmt: skip
+    agent = summarize_agent("x", runs, [], 0, meta)
+    assert agent["quality_by_turn"] == {"cc_mean": [1.0, 2.5]}
+    assert agent["churn_by_file"] == {"a.py": [4.0, 2.0], "b.py": [0.0, 1.0]}
+    assert agent["scores"]["planning"] == 0.5 and agent["scores"]["clarification"] is None
 
 
 def test_resume_with_a_different_config_is_refused(tmp_path):
