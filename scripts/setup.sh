@@ -9,6 +9,8 @@ command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
 command -v git >/dev/null 2>&1 || need_apt+=(git)
 command -v setpriv >/dev/null 2>&1 || need_apt+=(util-linux)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
+# The HTML report of `stamina-gym eval` is checked in a real headless browser.
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 if ((${#need_apt[@]})); then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing ${need_apt[*]} with apt-get" >&2
@@ -17,6 +19,7 @@ if ((${#need_apt[@]})); then
   else
     echo "setup: WARNING: missing ${need_apt[*]}; install them with your package manager" >&2
     echo "setup: without bubblewrap the sandbox falls back to rlimits only (no filesystem or network isolation)" >&2
+    echo "setup: without chromium the browser test of the evaluation report is skipped (it fails on CI)" >&2
   fi
 fi
 

@@ -1,4 +1,4 @@
-"""``stamina-gym``: run an agent through an env, or validate a task."""
+"""``stamina-gym``: run an agent through an env, evaluate agents, or validate a task."""
 
 from __future__ import annotations
 
@@ -102,6 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument("target", help="task id, task folder or env id")
     val.add_argument("--tasks", action="append", default=[], metavar="DIR", help="extra task folder (repeatable)")
     val.set_defaults(func=cmd_validate)
+    from stamina_gym.evaluation.command import add_parser as add_eval_parser
+
+    add_eval_parser(sub)
     return parser
 
 

@@ -246,6 +246,28 @@ class StaminaEnv(gym.Env[dict, str]):
             return dict.fromkeys(terms, 0.0)
         return terms
 
+    def restore(self, turn: int, patches: list[str], passing: frozenset[str], *, elapsed_s: float = 0.0,
+                output: str = "") -> tuple[dict, list[str]]:  # fmt: skip
+        """Put a freshly reset episode at the start of ``turn`` (0-based), as a recorded run
+        left it: the final patches of turns 0..turn-1 are applied and committed one by one
+        (as ``submit`` commits), ``passing`` is the set of hidden tests that passed at the
+        last submit and ``elapsed_s`` the wall clock already spent. Returns the observation
+        and the commit ids, which equal the recorded ones when the records are faithful."""
+        if self._turn != 0 or self._turn_steps:
+            raise RuntimeError("restore() needs a freshly reset episode")
+        if not 0 < turn < len(self.turns) or len(patches) != turn:
+            raise ValueError(f"restore to turn {turn} of {len(self.turns)} needs {turn} patches, got {len(patches)}")
+        workspace, commits = self._workspace, []
+        for index, patch in enumerate(patches):
+            if patch.strip():
+                workspace.git("apply", "--whitespace=nowarn", "--binary", "-", input=patch)
+            commits.append(workspace.commit(f"turn {self.turns[index].index}"))
+        self._sandbox.prepare(workspace.path)
+        self._reviewer.resume_from(workspace.path, submits=turn)
+        self._turn, self._turn_start, self._passing = turn, workspace.head(), frozenset(passing)
+        self._started = time.monotonic() - elapsed_s
+        return self._observe(output), commits
+
     # -- observations -------------------------------------------------------------------
 
     def _observe(self, output: str, final: bool = False) -> dict:

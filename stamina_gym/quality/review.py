@@ -78,6 +78,12 @@ class Reviewer:
     def reset(self) -> None:
         self._before, self._submits = None, 0
 
+    def resume_from(self, tree: Path, submits: int) -> None:
+        """Continue an episode restored after ``submits`` turns: ``tree`` is the state the
+        next turn's quality is measured against."""
+        self._before = self.meter.measure(tree) if self.config.enabled else None
+        self._submits = submits
+
     def review(self, turn: Turn, tree: Path, changed: Mapping[str, tuple[int, int]], statuses: Mapping[str, str], last: bool) -> Review:
         """``changed``: lines added/deleted per file this turn; ``statuses``: the turn's test outcomes."""
         self._submits += 1

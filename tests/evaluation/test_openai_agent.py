@@ -1,0 +1,116 @@
+"""The openai agent, with the real ``openai`` client over real HTTP against a local
+server that speaks the chat-completions wire format."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from stamina_gym.agents import make_agent
+from stamina_gym.agents.openai_chat import estimate_tokens, tool_schema
+from stamina_gym.errors import ConfigError
+from stamina_gym.harness import run_episode
+from stamina_gym.tools import TOOLS
+from tests.conftest import mini_env
+from tests.evaluation.chat_server import ChatServer
+
+ADD = {"path": "calc/__init__.py", "content": '"""Tiny calculator."""\n\n\ndef add(a, b):\n    return a + b\n'}
+KEY = "sk-test-0123456789abcdef"
+
+
+def test_tool_schema_is_generated_from_the_env_tool_table():
+    schema = {t["function"]["name"]: t["function"] for t in tool_schema()}
+    assert list(schema) == list(TOOLS)
+    read = schema["read_file"]["parameters"]
+    assert read["required"] == ["path"] and read["properties"]["start"] == {"type": "integer"}
+    assert schema["run"]["parameters"]["properties"]["timeout"]["type"] == "number"
+    assert schema["run_tests"]["parameters"]["properties"]["args"]["type"] == "array"
+    assert schema["submit"]["parameters"]["properties"] == {}
+
+
+def test_agent_plays_a_turn_over_real_http(monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    script = [[("read_file", {"path": "calc/__init__.py"})], [("write_file", ADD), ("submit", {})]]
+    with ChatServer(script) as server:
+        agent = make_agent("openai", model="test-model", base_url=server.base_url, api_key=KEY)
+        env = mini_env(max_turns=1)
+        try:
+            result = run_episode(env, agent, seed=0)
+        finally:
+            agent.close()
+            env.close()
+    assert result.turns[0].failure_class is None and result.turns[0].passed == 2
+    assert len(server.requests) == 2
+    first, second = (r["body"] for r in server.requests)
+    assert server.requests[0]["headers"]["authorization"] == f"Bearer {KEY}"
+    assert first["model"] == "test-model" and [t["function"]["name"] for t in first["tools"]] == list(TOOLS)
+    assert first["messages"][0]["role"] == "system"
+    assert "add a function add" in first["messages"][1]["content"] or "calc.add" in first["messages"][1]["content"]
+    # The second request carries the first call and its result, tied by the call id.
+    call = second["messages"][-2]["tool_calls"][0]
+    result_message = second["messages"][-1]
+    assert result_message == {"role": "tool", "tool_call_id": call["id"], "content": result_message["content"]}
+    assert "lines 1-1 of 1" in result_message["content"]
+
+
+def test_text_replies_are_nudged_then_the_turn_is_submitted():
+    with ChatServer(["I think I would", "Still thinking", "Done, I believe"]) as server:
+        agent = make_agent("openai", model="m", base_url=server.base_url, api_key=KEY)
+        env = mini_env(max_turns=1)
+        try:
+            result = run_episode(env, agent, seed=0)
+        finally:
+            agent.close()
+            env.close()
+    assert len(server.requests) == 3 and result.turns[0].failure_class == "functional"
+    assert server.requests[1]["body"]["messages"][-1]["content"].startswith("Reply with tool calls only")
+
+
+def test_context_keeps_system_and_request_within_the_token_budget():
+    big = "x" * 3000  # each result ~750 tokens; the budget holds about two
+    script = [[("run", {"command": f"echo {big}"})] for _ in range(6)] + [[("submit", {})]]
+    with ChatServer(script) as server:
+        agent = make_agent("openai", model="m", base_url=server.base_url, api_key=KEY,
+                           context_tokens=3000, max_reply_tokens=500)  # fmt: skip
+        env = mini_env(max_turns=1)
+        try:
+            run_episode(env, agent, seed=0)
+        finally:
+            agent.close()
+            env.close()
+    assert len(server.requests) == 7
+    for request in server.requests:
+        messages = request["body"]["messages"]
+        assert sum(map(estimate_tokens, messages)) <= 3000 - 500
+        assert messages[0]["role"] == "system"
+        assert any(m["role"] == "user" and "Request 1" in (m["content"] or "") for m in messages)
+        # Every tool result follows the assistant message that called it.
+        called = {c["id"] for m in messages if m["role"] == "assistant" for c in m.get("tool_calls") or []}
+        assert all(m["tool_call_id"] in called for m in messages if m["role"] == "tool")
+    last = server.requests[-1]["body"]["messages"]
+    assert "omitted to fit the context" in last[1]["content"]
+    assert sum(m["role"] == "tool" for m in last) < 6
+
+
+def test_missing_model_or_key_is_a_clear_error(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_MODEL", raising=False)
+    with pytest.raises(ConfigError, match="model .*OPENAI_MODEL.* and api_key .*OPENAI_API_KEY"):
+        make_agent("openai")
+
+
+def test_settings_come_from_the_environment(monkeypatch):
+    with ChatServer([[("submit", {})]]) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        monkeypatch.setenv("OPENAI_MODEL", "env-model")
+        agent = make_agent("openai")
+        env = mini_env(max_turns=1)
+        try:
+            run_episode(env, agent, seed=0)
+        finally:
+            agent.close()
+            env.close()
+    assert server.requests[0]["body"]["model"] == "env-model"
+    assert json.dumps(agent.describe()).find(KEY) == -1
