@@ -266,3 +266,25 @@ def test_pylint_every_k_turns_carries_the_lint_score_between_runs():
     assert not first["pylint_measured"] and first["delta"]["lint"] == 0.0  # carried from the seed
     assert last["pylint_measured"] and last["metrics"]["pylint_messages"]["error"] >= 1  # the last turn always runs
     assert last["delta"]["lint"] < 0
+
+
+def test_a_restored_episode_measures_quality_from_the_restored_state():
+    straight = mini_env()
+    try:
+        straight.reset(seed=0)
+        first = straight.turns[0]
+        act(straight, tool="apply_patch", patch=first.reference_patch)
+        act(straight, tool="submit")
+        act(straight, tool="apply_patch", patch=straight.turns[1].reference_patch)
+        expected = act(straight, tool="submit")[2]["grade"]["quality"]
+    finally:
+        straight.close()
+    resumed = mini_env()
+    try:
+        resumed.reset(seed=0)
+        resumed.restore(1, [first.reference_patch], frozenset())
+        act(resumed, tool="apply_patch", patch=resumed.turns[1].reference_patch)
+        got = act(resumed, tool="submit")[2]["grade"]["quality"]
+    finally:
+        resumed.close()
+    assert got["score_delta"] == expected["score_delta"] and got["delta"] == expected["delta"]
