@@ -31,7 +31,7 @@ FAILURE_COLORS = {
     "violation": "#000000", "not played": "#cfd8dc",
 }  # fmt: skip
 #: Quality metrics where a higher value means more complexity or debt.
-DEBT_METRICS = ("cc_mean", "bandit_high", "pylint_messages", "loc")
+DEBT_METRICS = ("sloc", "cc_mean", "cc_max", "lint messages", "security findings")
 
 
 def _svg(fig: Any) -> str:
@@ -111,8 +111,12 @@ def quality_plot(summary: dict[str, Any]) -> str | None:
     if not agents:
         return None
     metrics = sorted({m for a in agents for m in a["quality_by_turn"]})
-    fig, axes = plt.subplots(1, len(metrics), figsize=(3.4 * len(metrics) + 0.5, 3.0), squeeze=False)
-    for ax, metric in zip(axes[0], metrics, strict=True):
+    columns = min(4, len(metrics))
+    rows = -(-len(metrics) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(3.4 * columns + 0.5, 2.8 * rows), squeeze=False)
+    for ax in axes.flat[len(metrics):]:
+        ax.set_visible(False)
+    for ax, metric in zip(axes.flat, metrics):
         for agent, color in zip(agents, _colors(len(agents)), strict=True):
             values = agent["quality_by_turn"].get(metric)
             if values:

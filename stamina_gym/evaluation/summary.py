@@ -96,10 +96,8 @@ def summarize_agent(label: str, runs: list[dict], invalid: list[dict], unfinishe
         scores[dim] = _mean(values)
     quality: dict[str, list[float | None]] = {}
     for t in graded:
-        metrics = (t.get("quality") or {}).get("metrics") or {}
-        for name, value in metrics.items():
-            if isinstance(value, (int, float)):
-                quality.setdefault(name, [[] for _ in range(n_turns)])[t["turn"] - 1].append(float(value))
+        for name, value in debt_curves(t.get("quality") or {}).items():
+            quality.setdefault(name, [[] for _ in range(n_turns)])[t["turn"] - 1].append(float(value))
     quality_curves = {name: [_mean(v) for v in per_turn] for name, per_turn in quality.items()}
     churn: dict[str, list[float]] = {}
     for t in graded:
@@ -200,3 +198,21 @@ def format_table(summary: dict[str, Any]) -> str:
         classes = ", ".join(f"{k} {v}" for k, v in sorted(a["failure_classes"].items()))
         lines.append(f"{a['agent']}: turn results: {classes}")
     return "\n".join(lines)
+
+
+def debt_curves(quality: dict[str, Any]) -> dict[str, float]:
+    """The per-turn numbers the report draws as growth curves, from a grade's quality
+    report (``stamina_gym.quality``); empty when the turn was not measured."""
+    metrics = quality.get("metrics")
+    if not metrics:
+        return {}
+    return {
+        "quality score": quality["score"],
+        "sloc": metrics["sloc"],
+        "cc_mean": metrics["cc_mean"],
+        "cc_max": metrics["cc_max"],
+        "mi_mean": metrics["mi_mean"],
+        "pylint_score": metrics["pylint_score"],
+        "lint messages": sum(n for cat, n in metrics["pylint_messages"].items() if cat != "info"),
+        "security findings": sum(metrics["bandit"].values()),
+    }

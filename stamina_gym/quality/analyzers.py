@@ -95,7 +95,9 @@ def bandit_findings(paths: Iterable[Path]) -> dict[Path, list[tuple[int, str, st
     paths = [str(p) for p in paths]
     if not paths:
         return found
-    with warnings.catch_warnings():  # bandit's plugin loader warns about its own arguments
+    # bandit's plugin loader warns about its own arguments and logs formatters it lacks
+    logging.getLogger("stevedore").setLevel(logging.CRITICAL)
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         from bandit.core import config as bandit_config
         from bandit.core import manager

@@ -40,9 +40,16 @@ def summary(tmp_path_factory):
 
 def test_report_is_one_self_contained_file(summary, tmp_path):
     html = write_report(summary, tmp_path / "report.html").read_text()
-    assert html.count('src="data:image/svg+xml;base64,') == 5  # no heat map for the null agent
+    assert html.count('src="data:image/svg+xml;base64,') == 6  # no heat map for the null agent
     assert "http://" not in html and "https://" not in html and "<link" not in html
+    assert 'alt="complexity and debt growth"' in html  # every submit records its quality
+
+
+def test_report_without_quality_metrics_says_so(summary, tmp_path):
+    bare = {**summary, "agents": [{**a, "quality_by_turn": None} for a in summary["agents"]]}
+    html = write_report(bare, tmp_path / "report.html").read_text()
     assert "Quality metrics not recorded" in html
+    assert html.count('src="data:image/svg+xml;base64,') == 5
 
 
 def test_report_with_quality_metrics_and_scores_plots_them(summary, tmp_path):
@@ -62,8 +69,8 @@ def test_report_renders_in_headless_chromium(summary, tmp_path):
     assert page.title == "stamina-gym evaluation: Stamina-mini-v0"
     alts = sorted(p["alt"] for p in page.visible_plots)
     assert alts == sorted(["stamina curve", "radar of score dimensions", "pass waterfall", "change heat map oracle",
-                           "failure breakdown"]), page.plots  # fmt: skip
-    assert "Quality metrics not recorded" in page.text and "null: no changes recorded" in page.text
+                           "failure breakdown", "complexity and debt growth"]), page.plots  # fmt: skip
+    assert "Quality metrics not recorded" not in page.text and "null: no changes recorded" in page.text
 
 
 @needs_browser

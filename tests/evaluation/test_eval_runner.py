@@ -19,6 +19,9 @@ from stamina_gym.evaluation.config import AgentSpec, EvalConfig
 from stamina_gym.evaluation.records import Redactor, read_lines
 from stamina_gym.evaluation.runner import Evaluation
 from stamina_gym.evaluation.summary import pass_at_k, pass_hat_k, summarize, summarize_agent
+from stamina_gym.config import QualityWeights
+from stamina_gym.quality.analyzers import FileQuality
+from stamina_gym.quality.measure import Snapshot, quality_report
 from stamina_gym.sandbox.local import LocalSandbox
 from tests.conftest import MINI
 from tests.evaluation.chat_server import ChatServer
@@ -60,7 +63,7 @@ def test_oracle_and_null_records_and_summary(tmp_path):
     assert oracle["stamina_curve"] == [1.0, 1.0] and oracle["efficiency"]["changed_code_share"] == 1.0
     assert null["efficiency"]["changed_code_share"] == 0.0 and oracle["success_by_kind"] == {"feature": 1.0}
     assert oracle["churn_by_file"] == {"calc/__init__.py": [4.0, 4.0]}
-    assert oracle["quality_by_turn"] is None and oracle["scores"]["planning"] is None
+    assert oracle["quality_by_turn"]["sloc"] == [2.0, 4.0] and oracle["scores"]["planning"] is None
     meta = json.loads((out / "eval.json").read_text())
     assert meta["rules"]["eval"]["seeds"] == [5, 7] and len(meta["config_hash"]) == 64
     folder = out / "runs/oracle/run-1/attempt-1"
@@ -77,19 +80,22 @@ def test_oracle_and_null_records_and_summary(tmp_path):
 
 def test_quality_metrics_scores_and_churn_are_used_when_the_grades_carry_them():
     meta = [{"turn": i, "id": f"0{i}", "title": "t", "kind": "feature", "phase": "setup"} for i in (1, 2)]
+    weights = QualityWeights().model_dump()
+    simple = Snapshot({"a.py": FileQuality(sloc=4, functions=[("f", 1, 1)], statements=4)})
+    branchy = Snapshot({"a.py": FileQuality(sloc=9, functions=[("f", 1, 1), ("g", 5, 4)], statements=9)})
 
-    def turn(index, cc, churn, scores):
+    def turn(index, before, after, churn, scores):
         return {"turn": index, "graded": True, "solved": True, "failure_class": None, "passed": 1, "total": 1, "reward": 1.5,
                 "duration_s": 1.0, "tool_calls": 1, "test_runs": 0, "regression_total": 0, "newly_broken": 0,
                 "patch_stats": {"added": 1, "removed": 0, "churn": {"a.py": 1}}, "scores": scores,
-                "quality": {"metrics": {"cc_mean": cc, "tool": "radon"}, "delta": {}, "churn": churn}}  # fmt: skip
+                "quality": quality_report(before, after, weights, churn)}  # fmt: skip
 
     runs = [{"run": 0, "header": {}, "result": {"seed": 0, "success": 1.0, "solved": 2, "total_reward": 3.0, "attempt": 1,
                                                 "ended": None, "model": {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}},
-             "turns": [turn(1, 1.0, {"a.py": [3, 1]}, {"planning": 0.5, "clarification": None}),
-                       turn(2, 2.5, {"a.py": 2, "b.py": [1, 0]}, None)]}]  # fmt: skip
+             "turns": [turn(1, simple, simple, {"a.py": (3, 1)}, {"planning": 0.5, "clarification": None}),
+                       turn(2, simple, branchy, {"a.py": (2, 0), "b.py": (1, 0)}, None)]}]  # fmt: skip
     agent = summarize_agent("x", runs, [], 0, meta)
-    assert agent["quality_by_turn"] == {"cc_mean": [1.0, 2.5]}
+    assert agent["quality_by_turn"]["cc_mean"] == [1.0, 2.5] and agent["quality_by_turn"]["sloc"] == [4.0, 9.0]
     assert agent["churn_by_file"] == {"a.py": [4.0, 2.0], "b.py": [0.0, 1.0]}
     assert agent["scores"]["planning"] == 0.5 and agent["scores"]["clarification"] is None
 
