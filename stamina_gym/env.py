@@ -18,6 +18,7 @@ from gymnasium import spaces
 
 from stamina_gym.config import EnvConfig, load_env_config
 from stamina_gym.errors import SandboxError, ToolError
+from stamina_gym.grading.cache import GradingCache
 from stamina_gym.grading.grade import Grade, grade_run
 from stamina_gym.grading.runner import run_hidden_tests
 from stamina_gym.sandbox import SANDBOXES, Sandbox
@@ -76,7 +77,8 @@ class StaminaEnv(gym.Env[dict, str]):
 
     A turn whose canary tests lie (tampering) or whose sandbox broke pays 0. Weights are
     ``RewardConfig`` in the env spec. ``info["grade"]`` says which tests passed and the
-    failure class; ``info["reward_terms"]`` gives each term.
+    failure class; ``info["reward_terms"]`` gives each term. With a grading cache
+    (``grading_cache``), ``info["grading_cache"]`` says ``hit`` or ``miss``.
 
     ## Starting State
     The task's seed repository, laid from git, with the first request. ``reset(seed=...)``
@@ -127,6 +129,7 @@ class StaminaEnv(gym.Env[dict, str]):
         self._root: Path | None = None
         self._workspace: Workspace | None = None
         self._sandbox: Sandbox | None = None
+        self._cache = GradingCache(self.config.grading_cache) if self.config.grading_cache else None
         self._turn: int | None = None
         self._last_output = ""
 
@@ -185,7 +188,10 @@ class StaminaEnv(gym.Env[dict, str]):
             sandbox=sandbox,
             scratch=self._root / "scratch",
             timeout=self.config.sandbox.grading_timeout_s,
+            cache=self._cache,
         )
+        if hidden.cache:
+            info["grading_cache"] = hidden.cache
         grade = grade_run(
             turn=turn.index,
             turn_ids=turn.test_ids,
@@ -262,7 +268,8 @@ class StaminaEnv(gym.Env[dict, str]):
             self._root = Path(tempfile.mkdtemp(prefix="stamina-gym-"))
             self._finalizer = weakref.finalize(self, shutil.rmtree, self._root, ignore_errors=True)
             sandbox_cls = SANDBOXES.load(self.config.sandbox.kind)
-            self._sandbox = sandbox_cls(self.config.sandbox, hidden=[self._root, self.task.root])
+            hidden = [self._root, self.task.root, *([self._cache.root] if self._cache else [])]
+            self._sandbox = sandbox_cls(self.config.sandbox, hidden=hidden)
             self._workspace = Workspace(self._root / "ws", self.task.seed_dir)
             self._tools = ToolContext(self._workspace, self._sandbox, self.config.sandbox.timeout_s)
         return self._workspace
