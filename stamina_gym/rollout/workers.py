@@ -66,13 +66,23 @@ def _make_env(spec: RolloutSpec) -> Any:
 
     import stamina_gym
 
-    if spec.tasks:
-        os.environ["STAMINA_GYM_TASKS"] = os.pathsep.join([*spec.tasks, os.environ.get("STAMINA_GYM_TASKS", "")])
-        stamina_gym.register_envs()
     kwargs = dict(spec.env_kwargs)
     if spec.grading_cache:
         kwargs["grading_cache"] = spec.grading_cache
-    return gym.make(spec.env_id, **kwargs)
+    if not spec.tasks:
+        return gym.make(spec.env_id, **kwargs)
+    # The extra task folders count while the env is made (it loads its task then), and
+    # the process's environment is left as it was.
+    before = os.environ.get("STAMINA_GYM_TASKS")
+    os.environ["STAMINA_GYM_TASKS"] = os.pathsep.join([*spec.tasks, *([before] if before else [])])
+    try:
+        stamina_gym.register_envs()
+        return gym.make(spec.env_id, **kwargs)
+    finally:
+        if before is None:
+            del os.environ["STAMINA_GYM_TASKS"]
+        else:
+            os.environ["STAMINA_GYM_TASKS"] = before
 
 
 class RolloutWorker:
