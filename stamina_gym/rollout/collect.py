@@ -24,7 +24,7 @@ import multiprocessing
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from stamina_gym.errors import ConfigError
@@ -42,8 +42,9 @@ class Collection:
     backend: str
     workers: int
     wall_s: float
+    startup_s: float
+    """Of ``wall_s``, the time until every worker held its env (and Ray was up)."""
     ray_address: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def failed(self) -> list[dict[str, Any]]:
@@ -70,12 +71,16 @@ def collect(
     workers = min(workers, episodes)
     started = time.monotonic()
     run = {"inline": _inline, "processes": _processes, "ray": _ray}[backend]
-    records = run(spec, jobs, workers, progress or (lambda record: None), ray_address)
-    return Collection(sorted(records, key=lambda r: r["episode"]), backend, workers, time.monotonic() - started, ray_address)
+    ready: list[float] = []
+    records = run(spec, jobs, workers, progress or (lambda record: None), ray_address, lambda: ready.append(time.monotonic()))
+    wall = time.monotonic() - started
+    startup = (ready[0] - started) if ready else 0.0
+    return Collection(sorted(records, key=lambda r: r["episode"]), backend, workers, wall, startup, ray_address)
 
 
-def _inline(spec, jobs, workers, progress, address) -> list[dict[str, Any]]:
+def _inline(spec, jobs, workers, progress, address, ready) -> list[dict[str, Any]]:
     worker = RolloutWorker(spec)
+    ready()
     records = []
     try:
         for job in jobs:
@@ -94,15 +99,24 @@ def _process_init(spec: RolloutSpec) -> None:
     _PROCESS_WORKER = RolloutWorker(spec)
 
 
+def _process_ping() -> str:
+    assert _PROCESS_WORKER is not None
+    return _PROCESS_WORKER.ping()
+
+
 def _process_run(job: tuple[int, int]) -> dict[str, Any]:
     assert _PROCESS_WORKER is not None
     return _PROCESS_WORKER.run(job)
 
 
-def _processes(spec, jobs, workers, progress, address) -> list[dict[str, Any]]:
+def _processes(spec, jobs, workers, progress, address, ready) -> list[dict[str, Any]]:
     context = multiprocessing.get_context("spawn")
     records = []
     with ProcessPoolExecutor(workers, mp_context=context, initializer=_process_init, initargs=(spec,)) as pool:
+        pings = [pool.submit(_process_ping) for _ in range(workers)]
+        for ping in pings:
+            ping.exception()  # waits; a worker that cannot start shows up in the episodes below
+        ready()
         futures = {pool.submit(_process_run, job): job for job in jobs}
         for future in as_completed(futures):
             try:
@@ -114,7 +128,7 @@ def _processes(spec, jobs, workers, progress, address) -> list[dict[str, Any]]:
     return records
 
 
-def _ray(spec, jobs, workers, progress, address) -> list[dict[str, Any]]:
+def _ray(spec, jobs, workers, progress, address, ready) -> list[dict[str, Any]]:
     try:
         import ray
         from ray.util import ActorPool
@@ -133,6 +147,8 @@ def _ray(spec, jobs, workers, progress, address) -> list[dict[str, Any]]:
     records: dict[int, dict[str, Any]] = {}
     errors: list[str] = []
     try:
+        ray.wait([actor.ping.remote() for actor in actors], num_returns=len(actors), timeout=300)
+        ready()
         pool = ActorPool(actors)
         for job in jobs:
             pool.submit(lambda actor, job: actor.run.remote(job), job)
