@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 
 import pyarrow.parquet as pq
 import pytest
@@ -69,8 +71,18 @@ def test_ray_gives_the_same_data_as_inline(inline_records):
     assert data_only(result.records) == data_only(inline_records)
 
 
+@pytest.fixture
+def killed_workers_tmp(monkeypatch):
+    """A worker killed with SIGKILL cannot remove its env's folder: the workers of these
+    tests make their folders here (TMPDIR is inherited), and the test removes them."""
+    folder = tempfile.mkdtemp(prefix="sg-killed-")
+    monkeypatch.setenv("TMPDIR", folder)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.mark.ray
-def test_a_dead_ray_actor_costs_its_episodes_as_recorded_infrastructure_failures():
+def test_a_dead_ray_actor_costs_its_episodes_as_recorded_infrastructure_failures(killed_workers_tmp):
     # The agent's command kills its parent: the actor process itself.
     spec = RolloutSpec(MINI_ID, agent="command", agent_kwargs={"command": "sh -c 'kill -9 $PPID'"}, tasks=(str(DATA),))
     result = collect(spec, episodes=2, workers=1, backend="ray")
@@ -78,7 +90,7 @@ def test_a_dead_ray_actor_costs_its_episodes_as_recorded_infrastructure_failures
     assert all("worker died" in r["failure"] for r in result.records)
 
 
-def test_a_dead_process_worker_is_recorded_not_lost():
+def test_a_dead_process_worker_is_recorded_not_lost(killed_workers_tmp):
     spec = RolloutSpec(MINI_ID, agent="command", agent_kwargs={"command": "sh -c 'kill -9 $PPID'"}, tasks=(str(DATA),))
     result = collect(spec, episodes=2, workers=1, backend="processes")
     assert [r["episode"] for r in result.records] == [0, 1]
