@@ -85,6 +85,82 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0 if not problems else 1
 
 
+def default_grading_cache() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "stamina-gym", "grading")
+
+
+def cmd_collect(args: argparse.Namespace) -> int:
+    import json
+
+    from stamina_gym.rollout import RolloutSpec, collect
+    from stamina_gym.rollout.datasets import write_parquet
+
+    if args.tasks:
+        import stamina_gym
+
+        os.environ["STAMINA_GYM_TASKS"] = os.pathsep.join([*args.tasks, os.environ.get("STAMINA_GYM_TASKS", "")])
+        stamina_gym.register_envs()
+    backend = args.backend
+    if backend == "auto":
+        backend = "ray" if args.ray or args.workers > 1 else "inline"
+    if args.ray and backend != "ray":
+        raise StaminaError(f"--ray {args.ray} needs the ray backend, not --backend {backend}")
+    cache = None if args.grading_cache.lower() == "none" else args.grading_cache
+    spec = RolloutSpec(
+        env_id=args.env,
+        agent=args.agent,
+        agent_kwargs=_parse_agent_args(args.agent_arg),
+        env_kwargs={"max_turns": args.turns} if args.turns else {},
+        tasks=tuple(os.path.abspath(t) for t in args.tasks),
+        grading_cache=cache,
+    )
+    out = Path(args.out or f"runs/collect-{args.env}-{args.agent}-{time.strftime('%Y%m%d-%H%M%S')}")
+    where = f"ray {args.ray}" if args.ray else ("local ray" if backend == "ray" else backend)
+    print(f"collecting {args.episodes} episode(s) of {args.env} with {args.agent}: {args.workers} worker(s), "
+          f"{where}, base seed {args.seed}, grading cache {cache or 'off'}, out {out}", flush=True)
+    done = []
+
+    def progress(record: dict) -> None:
+        done.append(record)
+        scores = record["scores"]
+        verdict = record["failure_class"] or ("truncated" if record["truncated"] else "ok")
+        print(f"  [{len(done)}/{args.episodes}] episode {record['episode']} seed {record['seed']}: {verdict}, "
+              f"solved {scores['turns_solved']}/{scores['turns_graded']}, reward {scores['total_reward']:.3f}, "
+              f"{record['num_steps']} steps, cache {record['cache_hits']} hit/{record['cache_misses']} miss, "
+              f"{record['duration_s']:.1f}s", flush=True)
+
+    result = collect(spec, episodes=args.episodes, workers=args.workers, base_seed=args.seed, backend=backend,
+                     ray_address=args.ray, progress=progress)  # fmt: skip
+    steps_path, episodes_path = write_parquet(result.records, out)
+    summary = {
+        "env_id": args.env, "agent": args.agent, "backend": backend, "ray_address": args.ray, "workers": result.workers,
+        "base_seed": args.seed, "seeds": [r["seed"] for r in result.records], "episodes": len(result.records),
+        "failed": [{"episode": r["episode"], "failure_class": r["failure_class"]} for r in result.failed],
+        "wall_s": round(result.wall_s, 3), "episodes_per_hour": round(3600 * len(result.records) / result.wall_s, 1),
+        "cache_hits": sum(r["cache_hits"] for r in result.records),
+        "cache_misses": sum(r["cache_misses"] for r in result.records),
+        "files": [steps_path.name, episodes_path.name],
+    }  # fmt: skip
+    if args.minari:
+        import gymnasium as gym
+
+        from stamina_gym.rollout.datasets import export_minari
+
+        env = gym.make(args.env, **spec.env_kwargs)
+        try:
+            export_minari(result.records, args.minari, env)
+        finally:
+            env.close()
+        summary["minari"] = args.minari
+    (out / "collect.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    steps = sum(len(r["steps"]) for r in result.records)
+    print(f"{len(result.records)} episode(s) in {result.wall_s:.1f}s ({summary['episodes_per_hour']} episodes/hour), "
+          f"{len(result.failed)} failed; wrote {steps_path} ({steps} rows), {episodes_path} ({len(result.records)} rows)"
+          + (f", Minari dataset {args.minari}" if args.minari else ""))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="stamina-gym", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -105,6 +181,25 @@ def build_parser() -> argparse.ArgumentParser:
     from stamina_gym.evaluation.command import add_parser as add_eval_parser
 
     add_eval_parser(sub)
+
+    col = sub.add_parser("collect", help="play many episodes on parallel workers (local or Ray); writes Parquet")
+    col.add_argument("--agent", default="oracle", help="oracle, null, command, or package.module:Class (default: oracle)")
+    col.add_argument("--agent-arg", action="append", default=[], metavar="KEY=VALUE", help="agent constructor argument")
+    col.add_argument("--env", default="StaminaTodo-v0")
+    col.add_argument("--episodes", type=int, default=4)
+    col.add_argument("--workers", type=int, default=1, help="parallel workers, each holding one env (default 1)")
+    col.add_argument("--ray", metavar="ADDRESS", help="Ray cluster address (e.g. auto or ray://host:10001); "
+                     "without it, more than one worker starts a local Ray")
+    col.add_argument("--backend", choices=["auto", "inline", "processes", "ray"], default="auto",
+                     help="auto: inline for one worker, ray otherwise; processes: a local process pool")
+    col.add_argument("--seed", type=int, default=0, help="base seed; episode seeds are derived from it")
+    col.add_argument("--turns", type=int, help="play only the first N turns")
+    col.add_argument("--grading-cache", default=default_grading_cache(), metavar="PATH",
+                     help="grading cache folder shared by the workers, or none (default: %(default)s)")
+    col.add_argument("--minari", metavar="DATASET_ID", help="also export a Minari dataset (needs the minari extra)")
+    col.add_argument("--out", help="output folder (default runs/collect-<env>-<agent>-<time>)")
+    col.add_argument("--tasks", action="append", default=[], metavar="DIR", help="extra task folder (repeatable)")
+    col.set_defaults(func=cmd_collect)
     return parser
 
 

@@ -165,6 +165,11 @@ class EnvConfig(_Strict):
     max_turns: int | None = Field(None, ge=1)
     """Play only the first N turns of the task (all when unset)."""
 
+    grading_cache: str | None = None
+    """Folder of the on-disk grading cache (``stamina_gym.grading.cache``), or null for
+    none. Envs on one machine may share it: a state graded once is not graded again.
+    It must lie outside every workspace; the sandbox hides it from the agent's code."""
+
     budgets: Budgets = Budgets()
     reward: RewardConfig = RewardConfig()
     observation: ObservationConfig = ObservationConfig()

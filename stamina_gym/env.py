@@ -18,6 +18,7 @@ from gymnasium import spaces
 
 from stamina_gym.config import EnvConfig, load_env_config
 from stamina_gym.errors import SandboxError, ToolError
+from stamina_gym.grading.cache import GradingCache
 from stamina_gym.grading.grade import Grade, grade_run
 from stamina_gym.grading.runner import run_hidden_tests
 from stamina_gym.quality.review import Review, Reviewer
@@ -87,7 +88,8 @@ class StaminaEnv(gym.Env[dict, str]):
     passed, the failure class, the quality report (absolute values, deltas, worst
     offenders, churn per file), the rules in force and their violations (rule, file,
     line), memory-probe accuracy and the scope check with the mode that ran;
-    ``info["reward_terms"]`` gives each term.
+    ``info["reward_terms"]`` gives each term. With a grading
+    cache (``grading_cache``), ``info["grading_cache"]`` says ``hit`` or ``miss``.
 
     ## Starting State
     The task's seed repository, laid from git, with the first request. ``reset(seed=...)``
@@ -139,6 +141,7 @@ class StaminaEnv(gym.Env[dict, str]):
         self._root: Path | None = None
         self._workspace: Workspace | None = None
         self._sandbox: Sandbox | None = None
+        self._cache = GradingCache(self.config.grading_cache) if self.config.grading_cache else None
         self._turn: int | None = None
         self._last_output = ""
 
@@ -198,7 +201,10 @@ class StaminaEnv(gym.Env[dict, str]):
             sandbox=sandbox,
             scratch=self._root / "scratch",
             timeout=self.config.sandbox.grading_timeout_s,
+            cache=self._cache,
         )
+        if hidden.cache:
+            info["grading_cache"] = hidden.cache
         grade = grade_run(
             turn=turn.index,
             turn_ids=turn.test_ids,
@@ -309,7 +315,8 @@ class StaminaEnv(gym.Env[dict, str]):
             self._root = Path(tempfile.mkdtemp(prefix="stamina-gym-"))
             self._finalizer = weakref.finalize(self, shutil.rmtree, self._root, ignore_errors=True)
             sandbox_cls = SANDBOXES.load(self.config.sandbox.kind)
-            self._sandbox = sandbox_cls(self.config.sandbox, hidden=[self._root, self.task.root])
+            hidden = [self._root, self.task.root, *([self._cache.root] if self._cache else [])]
+            self._sandbox = sandbox_cls(self.config.sandbox, hidden=hidden)
             self._workspace = Workspace(self._root / "ws", self.task.seed_dir)
             self._tools = ToolContext(self._workspace, self._sandbox, self.config.sandbox.timeout_s)
             self._reviewer = Reviewer(self.task, self.config.quality, self.config.mode, self._root / "scratch")

@@ -15,13 +15,16 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from stamina_gym.errors import SandboxError
 from stamina_gym.grading.grade import Canaries
 from stamina_gym.grading.report import Outcome, parse_junit
 from stamina_gym.sandbox import REPO_MOUNT, Mount, RunResult, Sandbox
 from stamina_gym.task import Task, Turn
+
+if TYPE_CHECKING:
+    from stamina_gym.grading.cache import GradingCache
 
 GRADE_MOUNT = "/grade"
 STEERING_FILES = frozenset(
@@ -38,6 +41,8 @@ class HiddenRun:
     outcomes: dict[str, Outcome] | None
     canaries: Canaries
     problem: str = ""
+    cache: str | None = None
+    """``hit`` or ``miss`` when a grading cache was asked; None without one."""
 
 
 def _ignore(directory: str, names: list[str]) -> set[str]:
@@ -84,8 +89,12 @@ def run_hidden_tests(
     sandbox: Sandbox,
     scratch: Path,
     timeout: float,
+    cache: GradingCache | None = None,
 ) -> HiddenRun:
-    """Copy ``source``, add the hidden tests of ``turns`` and canaries, run, parse."""
+    """Copy ``source``, add the hidden tests of ``turns`` and canaries, run, parse.
+    With a ``cache`` (``grading/cache.py``) a stored run of the same state is reused."""
+    if cache is not None:
+        return cache.run(run_hidden_tests, source=source, task=task, turns=turns, sandbox=sandbox, scratch=scratch, timeout=timeout)
     canaries = make_canaries()
     stage = scratch / f"grade-{secrets.token_hex(4)}"
     try:

@@ -1,0 +1,171 @@
+"""The env as a chat, for LLM RL trainers: OpenAI-format messages in, messages out.
+
+``ChatEnv`` wraps a StaminaEnv. ``reset()`` returns the opening messages (a system message
+with the instructions, a user message with the first request and the repository);
+``step(assistant_message)`` takes one assistant message whose ``tool_calls`` (OpenAI
+format: ``{"id", "type": "function", "function": {"name", "arguments": JSON text}}``)
+name env tools, runs each call as one env step, and returns the messages to append (one
+``tool`` message per call, then a ``user`` message with the next request when a
+``submit`` finished the turn), the summed reward, ``done`` and an info dict.
+
+An assistant message without tool calls is one env step whose action is its text, so a
+model that writes the JSON action as plain text works too; any other text is refused by
+the env (the refusal comes back as a user message and costs the invalid-action charge).
+Calls after a ``submit`` in the same message are not run: the agent reads the next
+request first. ``tools`` is the tool list in the OpenAI format, for the model's request.
+
+``episode_messages`` turns recorded steps (from any agent) into the same conversation:
+the ``messages`` column of the episode table.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable
+
+import gymnasium as gym
+
+from stamina_gym.tools import TOOLS
+
+_JSON_TYPES = {str: "string", int: "integer", float: "number", list: "array", bool: "boolean"}
+
+
+def openai_tools() -> list[dict[str, Any]]:
+    """Every env tool as an OpenAI function-tool schema."""
+    tools = []
+    for tool in TOOLS.values():
+        properties = {}
+        for name, param in tool.params.items():
+            kinds = param.type if isinstance(param.type, tuple) else (param.type,)
+            kind = "number" if float in kinds else _JSON_TYPES[kinds[0]]
+            schema: dict[str, Any] = {"type": kind}
+            if kind == "array":
+                schema["items"] = {"type": "string"}
+            if param.doc:
+                schema["description"] = param.doc
+            properties[name] = schema
+        required = [name for name, param in tool.params.items() if param.required]
+        parameters = {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+        tools.append({"type": "function", "function": {"name": tool.name, "description": tool.doc, "parameters": parameters}})
+    return tools
+
+
+def user_message(observation: dict[str, Any]) -> dict[str, Any]:
+    """The request of a turn, with the phase and the repository as the env shows it."""
+    turn = int(observation["turn"]) + 1
+    text = f"Turn {turn} ({observation['phase']}): {observation['prompt']}\n\nRepository:\n{observation['repo']}"
+    return {"role": "user", "content": text}
+
+
+def opening_messages(observation: dict[str, Any]) -> list[dict[str, Any]]:
+    """System message (the reset observation's instructions) and the first request."""
+    return [{"role": "system", "content": observation["output"]}, user_message(observation)]
+
+
+def action_message(action: Any, call_id: str) -> dict[str, Any]:
+    """The assistant message of one env action: a tool call when the action names a tool
+    in a JSON object, else plain text."""
+    parsed = action
+    if isinstance(action, str):
+        try:
+            parsed = json.loads(action)
+        except json.JSONDecodeError:
+            parsed = None
+    if isinstance(parsed, dict) and isinstance(parsed.get("tool"), str):
+        arguments = {k: v for k, v in parsed.items() if k != "tool"}
+        call = {"id": call_id, "type": "function", "function": {"name": parsed["tool"], "arguments": json.dumps(arguments)}}
+        return {"role": "assistant", "content": None, "tool_calls": [call]}
+    return {"role": "assistant", "content": action if isinstance(action, str) else json.dumps(action)}
+
+
+def call_action(call: dict[str, Any]) -> dict[str, Any] | str:
+    """The env action of one OpenAI tool call. Arguments that are not a JSON object are
+    passed on as text, so the env refuses them with its own message."""
+    function = call.get("function") or {}
+    name, arguments = function.get("name"), function.get("arguments") or "{}"
+    try:
+        args = json.loads(arguments) if isinstance(arguments, str) else arguments
+    except json.JSONDecodeError:
+        return arguments
+    if not isinstance(args, dict):
+        return arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return {**args, "tool": name}
+
+
+def _after_step(observation: dict[str, Any], info: dict[str, Any], done: bool) -> list[dict[str, Any]]:
+    """A new request follows a submit that did not end the episode."""
+    return [user_message(observation)] if "grade" in info and not done else []
+
+
+def episode_messages(steps: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The conversation of a recorded episode. ``steps[0]`` is the reset (``action`` None);
+    each later step has ``action``, ``observation`` (after the step), ``info``,
+    ``terminated`` and ``truncated``."""
+    messages: list[dict[str, Any]] = []
+    for step in steps:
+        observation = step["observation"]
+        if step["action"] is None:
+            messages += opening_messages(observation)
+            continue
+        message = action_message(step["action"], f"call_{step['step']}")
+        messages.append(message)
+        if "tool_calls" in message:
+            messages.append({"role": "tool", "tool_call_id": message["tool_calls"][0]["id"], "content": observation["output"]})
+        else:
+            messages.append({"role": "user", "content": observation["output"]})
+        messages += _after_step(observation, step["info"], step["terminated"] or step["truncated"])
+    return messages
+
+
+class ChatEnv:
+    """A StaminaEnv (an instance, or an env id with ``gym.make`` keyword arguments)
+    driven by OpenAI-format chat messages. ``messages`` holds the whole conversation."""
+
+    def __init__(self, env: gym.Env | str, **make_kwargs: Any) -> None:
+        self.env = gym.make(env, **make_kwargs) if isinstance(env, str) else env
+        self.tools = openai_tools()
+        self.messages: list[dict[str, Any]] = []
+        self.done = True
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> list[dict[str, Any]]:
+        observation, _ = self.env.reset(seed=seed, options=options)
+        self.messages = opening_messages(observation)
+        self.done = False
+        return list(self.messages)
+
+    def step(self, assistant_message: dict[str, Any]) -> tuple[list[dict[str, Any]], float, bool, dict[str, Any]]:
+        if self.done:
+            raise RuntimeError("the episode is over (or never began): call reset()")
+        if not isinstance(assistant_message, dict) or assistant_message.get("role", "assistant") != "assistant":
+            raise ValueError("step() takes one assistant message: a dict with role 'assistant'")
+        calls = assistant_message.get("tool_calls") or []
+        self.messages.append({"role": "assistant", "content": assistant_message.get("content"), **({"tool_calls": calls} if calls else {})})
+        new: list[dict[str, Any]] = []
+        reward, infos = 0.0, []
+        terminated = truncated = False
+        if not calls:
+            observation, r, terminated, truncated, info = self.env.step(assistant_message.get("content") or "")
+            reward, done = r, terminated or truncated
+            infos.append(info)
+            new += [{"role": "user", "content": observation["output"]}, *_after_step(observation, info, done)]
+        submitted, pending = False, []
+        for index, call in enumerate(calls):
+            call_id = call.get("id") or f"call_{index}"
+            if submitted or terminated or truncated:
+                why = "the episode is over" if terminated or truncated else "the turn was submitted; read the next request first"
+                new.append({"role": "tool", "tool_call_id": call_id, "content": f"not run: {why}"})
+                continue
+            observation, r, terminated, truncated, info = self.env.step(call_action(call))
+            reward += r
+            infos.append(info)
+            submitted = "grade" in info
+            new.append({"role": "tool", "tool_call_id": call_id, "content": observation["output"]})
+            pending = _after_step(observation, info, terminated or truncated)
+        new += pending
+        self.done = terminated or truncated
+        self.messages += new
+        info = {**(infos[-1] if infos else {}), "steps": infos, "terminated": terminated, "truncated": truncated}
+        return new, float(reward), self.done, info
+
+    def close(self) -> None:
+        self.env.close()

@@ -1,0 +1,162 @@
+"""Datasets from rollout records: two Parquet tables and a Minari export.
+
+``steps.parquet``: one row per step, and one row with ``step == 0`` per episode for the
+reset (its ``action`` and ``info`` are those of the reset: no action, the variants), so
+the observations of an episode are its rows in ``step`` order (the ``N + 1`` observations
+of ``N`` actions) and the action of row ``k`` was taken on the observation of row
+``k - 1``. Columns: ``episode``, ``seed``, ``step``, ``turn`` (1-based turn the action
+belongs to), ``observation_prompt``, ``observation_output``, ``observation_repo``,
+``observation_phase``, ``observation_turn`` (the observation's 0-based turn), ``action``
+(the action text, JSON), ``reward``, ``terminated``, ``truncated``, ``info`` (JSON text),
+``grading_cache`` (``hit``/``miss``/null at a submit).
+
+``episodes.parquet``: one row per episode: ``messages`` (the OpenAI-style conversation,
+``stamina_gym.chat.episode_messages``; absent message keys are null), ``turn_rewards``,
+``turn_failure_classes``, ``scores`` (a struct), ``seed``, ``variants``, ``versions``,
+``failure_class``/``failure`` (set when the episode broke), and the operational columns
+``duration_s``, ``worker``, ``cache_hits``, ``cache_misses``.
+
+Both read directly with ``pyarrow.parquet.read_table`` and with the ``datasets`` library
+(``Dataset.from_parquet`` or ``load_dataset("parquet", data_files=...)``).
+
+Minari (``export_minari``, the ``minari`` extra) stores the env's own spaces: the
+observation ``Dict`` of ``Text`` fields and a ``Discrete`` turn, the ``Text`` action,
+in Minari's ``arrow`` format, which writes ``Text`` as an Arrow string column. Minari
+wants the same info keys at every step, so each step's info is one JSON text under the
+key ``json``. Episodes that broke before their first action have no transition and are
+left out of the Minari dataset (they stay in the Parquet tables).
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+STEPS_FILE = "steps.parquet"
+EPISODES_FILE = "episodes.parquet"
+OBSERVATION_KEYS = ("prompt", "output", "repo", "phase", "turn")
+
+
+def _schemas() -> tuple[Any, Any]:
+    import pyarrow as pa
+
+    steps = pa.schema(
+        [
+            ("episode", pa.int64()), ("seed", pa.int64()), ("step", pa.int32()), ("turn", pa.int32()),
+            ("observation_prompt", pa.string()), ("observation_output", pa.string()), ("observation_repo", pa.string()),
+            ("observation_phase", pa.string()), ("observation_turn", pa.int32()),
+            ("action", pa.string()), ("reward", pa.float64()), ("terminated", pa.bool_()), ("truncated", pa.bool_()),
+            ("info", pa.string()), ("grading_cache", pa.string()),
+        ]
+    )  # fmt: skip
+    call = pa.struct([("id", pa.string()), ("type", pa.string()),
+                      ("function", pa.struct([("name", pa.string()), ("arguments", pa.string())]))])  # fmt: skip
+    message = pa.struct(
+        [("role", pa.string()), ("content", pa.string()), ("tool_calls", pa.list_(call)), ("tool_call_id", pa.string())]
+    )
+    scores = pa.struct(
+        [("total_reward", pa.float64()), ("turns_graded", pa.int32()), ("turns_solved", pa.int32()),
+         ("tests_passed", pa.int32()), ("tests_total", pa.int32()), ("newly_broken", pa.int32())]
+    )  # fmt: skip
+    versions = pa.struct(
+        [("stamina_gym", pa.string()), ("task", pa.int32()), ("grader", pa.string()),
+         ("gymnasium", pa.string()), ("python", pa.string())]
+    )  # fmt: skip
+    episodes = pa.schema(
+        [
+            ("episode", pa.int64()), ("seed", pa.int64()), ("env_id", pa.string()), ("task", pa.string()),
+            ("agent", pa.string()), ("variants", pa.list_(pa.int32())), ("messages", pa.list_(message)),
+            ("turn_rewards", pa.list_(pa.float64())), ("turn_failure_classes", pa.list_(pa.string())),
+            ("scores", scores), ("num_steps", pa.int32()), ("terminated", pa.bool_()), ("truncated", pa.bool_()),
+            ("failure_class", pa.string()), ("failure", pa.string()), ("versions", versions),
+            ("duration_s", pa.float64()), ("worker", pa.string()), ("cache_hits", pa.int32()), ("cache_misses", pa.int32()),
+        ]
+    )  # fmt: skip
+    return steps, episodes
+
+
+def step_rows(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for record in records:
+        for step in record["steps"]:
+            observation = step["observation"]
+            rows.append(
+                {
+                    "episode": record["episode"], "seed": record["seed"], "step": step["step"], "turn": step["turn"],
+                    **{f"observation_{key}": observation[key] for key in OBSERVATION_KEYS},
+                    "action": step["action"], "reward": step["reward"], "terminated": step["terminated"],
+                    "truncated": step["truncated"], "info": json.dumps(step["info"], sort_keys=True),
+                    "grading_cache": step["grading_cache"],
+                }
+            )  # fmt: skip
+    return rows
+
+
+def episode_rows(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    _, schema = _schemas()
+    names = schema.names
+    rows = []
+    for record in records:
+        row = {name: record.get(name) for name in names}
+        row["versions"] = record["versions"] or None
+        rows.append(row)
+    return rows
+
+
+def write_parquet(records: Sequence[dict[str, Any]], out: Path) -> tuple[Path, Path]:
+    """Write ``steps.parquet`` and ``episodes.parquet`` into ``out``; returns both paths."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    steps_schema, episodes_schema = _schemas()
+    out.mkdir(parents=True, exist_ok=True)
+    steps_path, episodes_path = out / STEPS_FILE, out / EPISODES_FILE
+    pq.write_table(pa.Table.from_pylist(step_rows(records), schema=steps_schema), steps_path)
+    pq.write_table(pa.Table.from_pylist(episode_rows(records), schema=episodes_schema), episodes_path)
+    return steps_path, episodes_path
+
+
+def export_minari(records: Sequence[dict[str, Any]], dataset_id: str, env: Any, *, description: str = "") -> Any:
+    """Create the Minari dataset ``dataset_id`` (under ``MINARI_DATASETS_PATH``, Minari's
+    own setting, default ``~/.minari/datasets``) from the records; returns it."""
+    try:
+        import minari
+        from minari.data_collector.episode_buffer import EpisodeBuffer
+    except ImportError:
+        raise ImportError("the Minari export needs the minari extra: pip install 'stamina-gym[minari]'") from None
+
+    buffers = []
+    for record in records:
+        steps = record["steps"]
+        if len(steps) < 2:
+            continue
+        observations = {key: [step["observation"][key] for step in steps] for key in OBSERVATION_KEYS}
+        buffers.append(
+            EpisodeBuffer(
+                id=len(buffers),
+                seed=record["seed"],
+                observations=observations,
+                actions=[step["action"] for step in steps[1:]],
+                rewards=[step["reward"] for step in steps[1:]],
+                terminations=[step["terminated"] for step in steps[1:]],
+                truncations=[step["truncated"] for step in steps[1:]],
+                infos={"json": [json.dumps(step["info"], sort_keys=True) for step in steps]},
+            )
+        )
+    if not buffers:
+        raise ValueError("no episode reached its first action: nothing to export to Minari")
+    agents = sorted({record["agent"] for record in records})
+    with warnings.catch_warnings():
+        # Minari asks for a code link, an e-mail and an evaluation env; none applies here.
+        warnings.filterwarnings("ignore", message=r"`(code_permalink|author_email|eval_env)` is set to None")
+        return minari.create_dataset_from_buffers(
+            dataset_id=dataset_id,
+            buffer=buffers,
+            env=env,
+            algorithm_name=",".join(agents),
+            author="stamina-gym",
+            description=description or f"stamina-gym rollouts of {', '.join(agents)}",
+            data_format="arrow",
+        )

@@ -1,0 +1,228 @@
+"""One worker holds one env and one agent and plays whole episodes into plain records.
+
+A record is a dict of plain values (it crosses process boundaries: Ray, a process pool)
+with a ``steps`` list whose first item is the reset. An episode that breaks is a record
+too: the steps it reached, ``failure_class`` (``framework`` when the agent broke the
+protocol, ``infrastructure`` when the env or the sandbox failed) and the error text.
+
+Everything in a record is a function of (env, agent, seed), except the operational
+fields named in ``OPERATIONAL_FIELDS`` (timings, where it ran, grading-cache hits), so two
+backends that play the same seeds give identical data.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import platform
+import socket
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+#: Fields that tell how an episode ran rather than what happened in it.
+OPERATIONAL_FIELDS = ("duration_s", "worker", "cache_hits", "cache_misses", "grading_cache")
+
+
+@dataclass(frozen=True)
+class RolloutSpec:
+    """What every worker builds: the env (``gym.make(env_id, **env_kwargs)``) and the agent."""
+
+    env_id: str
+    agent: str = "oracle"
+    """An agent name (``stamina_gym.agents.AGENTS``) or ``package.module:Class``."""
+    agent_kwargs: dict[str, Any] = field(default_factory=dict)
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    tasks: tuple[str, ...] = ()
+    """Extra task folders (as ``--tasks``), registered in the worker's process."""
+    grading_cache: str | None = None
+    """Folder of the grading cache shared by the workers of this machine, or None."""
+
+
+def episode_seeds(base_seed: int, count: int) -> list[int]:
+    """``count`` episode seeds derived from ``base_seed`` (numpy ``SeedSequence.spawn``):
+    the same base always gives the same list, and seeds of different bases do not overlap
+    in any pattern."""
+    if base_seed < 0 or count < 0:
+        raise ValueError(f"base seed and episode count must be >= 0, got {base_seed} and {count}")
+    return [int(child.generate_state(1, np.uint32)[0]) for child in np.random.SeedSequence(base_seed).spawn(count)]
+
+
+def _make_agent(name: str, kwargs: dict[str, Any]) -> Any:
+    if ":" in name:
+        module, _, attr = name.partition(":")
+        return getattr(importlib.import_module(module), attr)(**kwargs)
+    from stamina_gym.agents import make_agent
+
+    return make_agent(name, **kwargs)
+
+
+def _make_env(spec: RolloutSpec) -> Any:
+    import gymnasium as gym
+
+    import stamina_gym
+
+    kwargs = dict(spec.env_kwargs)
+    if spec.grading_cache:
+        kwargs["grading_cache"] = spec.grading_cache
+    if not spec.tasks:
+        return gym.make(spec.env_id, **kwargs)
+    # The extra task folders count while the env is made (it loads its task then), and
+    # the process's environment is left as it was.
+    before = os.environ.get("STAMINA_GYM_TASKS")
+    os.environ["STAMINA_GYM_TASKS"] = os.pathsep.join([*spec.tasks, *([before] if before else [])])
+    try:
+        stamina_gym.register_envs()
+        return gym.make(spec.env_id, **kwargs)
+    finally:
+        if before is None:
+            del os.environ["STAMINA_GYM_TASKS"]
+        else:
+            os.environ["STAMINA_GYM_TASKS"] = before
+
+
+class RolloutWorker:
+    """Holds one env and one agent; ``run((episode, seed))`` plays one episode."""
+
+    def __init__(self, spec: RolloutSpec) -> None:
+        self.spec = spec
+        self.env = _make_env(spec)
+        self.agent = _make_agent(spec.agent, spec.agent_kwargs)
+        self.name = f"{socket.gethostname()}:{os.getpid()}"
+
+    def run(self, job: tuple[int, int]) -> dict[str, Any]:
+        episode, seed = job
+        record = play_episode(self.env, self.agent, episode=episode, seed=seed)
+        record["worker"] = self.name
+        if record["failure_class"] == "infrastructure":
+            # The env may be half-broken: the next episode gets a fresh one.
+            self.env.close()
+            self.env = _make_env(self.spec)
+        return record
+
+    def ping(self) -> str:
+        return self.name
+
+    def close(self) -> None:
+        self.agent.close()
+        self.env.close()
+
+
+def _json_safe(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))
+
+
+def _observation(observation: dict[str, Any]) -> dict[str, Any]:
+    return {key: (int(value) if key == "turn" else str(value)) for key, value in observation.items()}
+
+
+def play_episode(env: Any, agent: Any, *, episode: int, seed: int) -> dict[str, Any]:
+    """Play one episode; never raises for a broken agent or env (see the module doc)."""
+    import gymnasium
+
+    import stamina_gym
+    from stamina_gym.agents import AgentError
+    from stamina_gym.chat import episode_messages
+    from stamina_gym.grading.cache import grader_identity
+
+    inner = env.unwrapped
+    started = time.monotonic()
+    steps: list[dict[str, Any]] = []
+    failure_class, failure = None, None
+    variants: list[int] = []
+    try:
+        observation, info = env.reset(seed=seed)
+        variants = list(info.get("variants", []))
+        agent.reset(env)
+        steps.append(_step_row(0, observation, None, 0.0, False, False, info, int(observation["turn"])))
+        while True:
+            turn = int(observation["turn"])
+            try:
+                action = agent.act(observation)
+            except AgentError as exc:
+                failure_class, failure = "framework", str(exc)
+                break
+            observation, reward, terminated, truncated, info = env.step(action)
+            if hasattr(agent, "observe"):
+                agent.observe(reward, info)
+            steps.append(_step_row(len(steps), observation, action, reward, terminated, truncated, info, turn))
+            if terminated or truncated:
+                break
+    except Exception as exc:  # noqa: BLE001 - a broken episode is recorded, not raised
+        failure_class = "infrastructure"
+        failure = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=-3)}"
+    grades = [s["info"]["grade"] for s in steps if "grade" in s["info"]]
+    turn_rewards: dict[int, float] = {}
+    for row in steps[1:]:
+        turn_rewards[row["turn"]] = turn_rewards.get(row["turn"], 0.0) + row["reward"]
+    last = steps[-1] if steps else None
+    cache = [row["grading_cache"] for row in steps if row["grading_cache"]]
+    return {
+        "episode": episode,
+        "seed": seed,
+        "env_id": env.spec.id if env.spec else inner.config.id,
+        "task": inner.task.id,
+        "agent": getattr(agent, "name", type(agent).__name__),
+        "variants": variants,
+        "steps": steps,
+        "messages": episode_messages(steps),
+        "turn_rewards": [round(turn_rewards[t], 6) for t in sorted(turn_rewards)],
+        "turn_failure_classes": [g["failure_class"] for g in grades],
+        "scores": {
+            "total_reward": round(sum(row["reward"] for row in steps), 6),
+            "turns_graded": len(grades),
+            "turns_solved": sum(g["failure_class"] is None for g in grades),
+            "tests_passed": sum(g["passed"] for g in grades),
+            "tests_total": sum(g["total"] for g in grades),
+            "newly_broken": sum(len(g["newly_broken"]) for g in grades),
+        },
+        "num_steps": max(len(steps) - 1, 0),
+        "terminated": bool(last and last["terminated"]),
+        "truncated": bool(last and last["truncated"]),
+        "failure_class": failure_class,
+        "failure": failure,
+        "versions": {
+            "stamina_gym": stamina_gym.__version__,
+            "task": inner.task.meta.version,
+            "grader": grader_identity(getattr(inner._sandbox, "isolation", "none"), inner.config.sandbox.grading_timeout_s),
+            "gymnasium": gymnasium.__version__,
+            "python": platform.python_version(),
+        },
+        "duration_s": round(time.monotonic() - started, 3),
+        "cache_hits": cache.count("hit"),
+        "cache_misses": cache.count("miss"),
+    }
+
+
+def _step_row(
+    index: int, observation: dict, action: Any, reward: float, terminated: bool, truncated: bool, info: dict, turn: int
+) -> dict[str, Any]:
+    info = dict(info)
+    cache = info.pop("grading_cache", None)
+    return {
+        "step": index,
+        "turn": turn + 1,
+        "observation": _observation(observation),
+        "action": None if action is None else (action if isinstance(action, str) else json.dumps(action)),
+        "reward": float(reward),
+        "terminated": bool(terminated),
+        "truncated": bool(truncated),
+        "info": _json_safe(info),
+        "grading_cache": cache,
+    }
+
+
+def lost_episode(spec: RolloutSpec, episode: int, seed: int, why: str) -> dict[str, Any]:
+    """The record of an episode whose worker died before it could report anything."""
+    return {
+        "episode": episode, "seed": seed, "env_id": spec.env_id, "task": "", "agent": spec.agent, "variants": [],
+        "steps": [], "messages": [], "turn_rewards": [], "turn_failure_classes": [],
+        "scores": {"total_reward": 0.0, "turns_graded": 0, "turns_solved": 0, "tests_passed": 0, "tests_total": 0, "newly_broken": 0},
+        "num_steps": 0, "terminated": False, "truncated": False, "failure_class": "infrastructure",
+        "failure": f"the worker died: {why}", "versions": {}, "duration_s": 0.0, "cache_hits": 0, "cache_misses": 0,
+        "worker": "",
+    }  # fmt: skip

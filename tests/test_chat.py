@@ -1,0 +1,111 @@
+"""The chat adapter: OpenAI-format tool calls drive whole episodes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from stamina_gym.chat import ChatEnv, episode_messages, openai_tools
+from stamina_gym.rollout import RolloutSpec, collect
+from stamina_gym.tools import TOOLS
+from tests.conftest import DATA, mini_env
+
+
+def call(call_id: str, name: str, **arguments) -> dict:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+
+
+def assistant(*calls: dict, content: str | None = None) -> dict:
+    return {"role": "assistant", "content": content, **({"tool_calls": list(calls)} if calls else {})}
+
+
+@pytest.fixture
+def chat():
+    adapter = ChatEnv(mini_env())
+    yield adapter
+    adapter.close()
+
+
+def test_tools_are_openai_function_schemas():
+    tools = openai_tools()
+    assert [t["function"]["name"] for t in tools] == list(TOOLS)
+    read = next(t["function"] for t in tools if t["function"]["name"] == "read_file")
+    assert read["parameters"]["required"] == ["path"]
+    assert read["parameters"]["properties"]["start"] == {"type": "integer"}
+    run = next(t["function"] for t in tools if t["function"]["name"] == "run")
+    assert run["parameters"]["properties"]["timeout"]["type"] == "number"
+    assert all(t["type"] == "function" and t["function"]["parameters"]["additionalProperties"] is False for t in tools)
+
+
+def test_a_full_episode_driven_by_tool_calls(chat):
+    messages = chat.reset(seed=0)
+    assert [m["role"] for m in messages] == ["system", "user"]
+    assert "submit" in messages[0]["content"] and messages[1]["content"].startswith("Turn 1 (setup): ")
+    assert "Repository:\nREADME.md (1 lines)" in messages[1]["content"]
+    patches = [turn.reference_patch for turn in chat.env.unwrapped.turns]
+    total = 0.0
+
+    # Turn 1: look, patch and submit in one message.
+    new, reward, done, info = chat.step(assistant(call("a1", "read_file", path="calc/__init__.py"),
+                                                  call("a2", "apply_patch", patch=patches[0]), call("a3", "submit")))  # fmt: skip
+    total += reward
+    assert [m["role"] for m in new] == ["tool", "tool", "tool", "user"]
+    assert [m["tool_call_id"] for m in new[:3]] == ["a1", "a2", "a3"]
+    assert "Tiny calculator" in new[0]["content"] and new[1]["content"] == "applied patch to calc/__init__.py"
+    assert "2/2 new checks passed" in new[2]["content"] and new[3]["content"].startswith("Turn 2")
+    assert not done and info["grade"]["failure_class"] is None and len(info["steps"]) == 3
+    quality = info["grade"]["quality"]["score_delta"]  # reward.quality is 1.0
+    assert reward == pytest.approx(1.5 + quality - 3 * 0.001)
+
+    # Turn 2: the patch, then the submit alone.
+    new, reward, done, info = chat.step(assistant(call("b1", "apply_patch", patch=patches[1])))
+    total += reward
+    assert [m["role"] for m in new] == ["tool"] and not done
+    new, reward, done, info = chat.step(assistant(call("b2", "submit")))
+    total += reward
+    assert done and info["terminated"] and info["grade"]["passed"] == info["grade"]["total"] == 1
+    assert [m["role"] for m in new] == ["tool"] and "last request" in new[0]["content"]
+    quality += info["grade"]["quality"]["score_delta"]
+    assert total == pytest.approx(2 * 1.5 + quality - 5 * 0.001)
+    assert len(chat.messages) == 2 + 1 + 4 + 1 + 1 + 1 + 1
+    with pytest.raises(RuntimeError, match="call reset"):
+        chat.step(assistant(call("c1", "submit")))
+
+
+def test_calls_after_a_submit_wait_for_the_next_request(chat):
+    chat.reset(seed=0)
+    new, reward, done, info = chat.step(assistant(call("x1", "submit"), call("x2", "list_files")))
+    assert [m["role"] for m in new] == ["tool", "tool", "user"]
+    assert new[1] == {"role": "tool", "tool_call_id": "x2", "content": "not run: the turn was submitted; read the next request first"}
+    assert len(info["steps"]) == 1 and reward < 0
+
+
+def test_text_messages_and_bad_calls_are_answered_not_raised(chat):
+    chat.reset(seed=0)
+    new, reward, done, _ = chat.step(assistant(content='{"tool": "list_files"}'))  # a JSON action as text works
+    assert new == [{"role": "user", "content": "README.md (1 lines)\ncalc/__init__.py (1 lines)"}]
+    assert reward == pytest.approx(-0.001)
+    new, reward, done, _ = chat.step(assistant(content="I think we should add a function."))
+    assert new[0]["content"].startswith("error: the action is not valid JSON") and reward == pytest.approx(-0.011)
+    bad_args = {"id": "z1", "type": "function", "function": {"name": "read_file", "arguments": "{path: README"}}
+    new, reward, _, _ = chat.step(assistant(bad_args, call("z2", "read_fil", path="README.md")))
+    assert new[0]["content"].startswith("error: the action is not valid JSON")
+    assert "did you mean 'read_file'" in new[1]["content"] and reward == pytest.approx(-0.022)
+    with pytest.raises(ValueError, match="one assistant message"):
+        chat.step({"role": "user", "content": "hi"})
+
+
+def test_recorded_episodes_give_the_conversation_the_adapter_would():
+    """The episode table's messages are what ChatEnv shows for the same calls."""
+    record = collect(RolloutSpec("Stamina-mini-v0", tasks=(str(DATA),)), episodes=1).records[0]
+    adapter = ChatEnv(mini_env())
+    try:
+        adapter.reset(seed=record["seed"])
+        for step in record["steps"][1:]:
+            action = json.loads(step["action"])
+            name = action.pop("tool")
+            adapter.step(assistant(call(f"call_{step['step']}", name, **action)))
+        assert adapter.messages == episode_messages(record["steps"]) == record["messages"]
+    finally:
+        adapter.close()
