@@ -31,6 +31,8 @@ class ToolContext:
     sandbox: Sandbox
     timeout_s: float = 60.0
     """Longest a ``run`` command may take; an agent may ask for less, never more."""
+    dialogue: Any = None
+    """The turn's ``stamina_gym.user.dialogue.Dialogue``: the user ``ask`` and ``plan`` talk to."""
 
     def mounts(self) -> list[Mount]:
         return [Mount(self.workspace.path, REPO_MOUNT, writable=True)]
@@ -185,6 +187,24 @@ def run_tests(ctx: ToolContext, args: list | None = None) -> str:
     return _PYTEST_TIME.sub("", _format_run(result))
 
 
+def _dialogue(ctx: ToolContext, tool: str):
+    if ctx.dialogue is None:
+        raise ToolError(f"{tool}: there is no user to talk to outside an episode")
+    return ctx.dialogue
+
+
+def ask(ctx: ToolContext, question: str) -> str:
+    return _dialogue(ctx, "ask").ask(question)
+
+
+def plan(ctx: ToolContext, steps: list) -> str:
+    return _dialogue(ctx, "plan").submit_plan(steps)
+
+
+def summarize(ctx: ToolContext, requirements: dict) -> str:
+    return _dialogue(ctx, "summarize").summarize(requirements)
+
+
 TOOLS: dict[str, Tool] = {
     t.name: t
     for t in [
@@ -207,6 +227,12 @@ TOOLS: dict[str, Tool] = {
         Tool("run_tests", "Run the repository's own tests with pytest; args are passed to pytest.",
              {"args": Param(list, doc="extra pytest arguments, e.g. [\"tests/test_api.py\", \"-x\"]")},
              run_tests, changes_files=True),
+        Tool("ask", "Ask the user one question about the request; the answer comes back. Ask before you code.",
+             {"question": Param(str, True)}, ask),
+        Tool("plan", "Submit your plan: ordered steps, each a string or {description, details?, depends_on?: [earlier step numbers]}.",
+             {"steps": Param(list, True)}, plan),
+        Tool("summarize", "State the clarified requirements as an object (requirement -> value); closes the questions.",
+             {"requirements": Param(dict, True)}, summarize),
         Tool("submit", "Finish the turn: the work is graded and the next request arrives.", {}, None),
     ]
 }  # fmt: skip

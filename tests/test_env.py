@@ -157,7 +157,8 @@ def test_reward_terms_of_a_full_episode(env):
     for turn in env.turns:
         act(env, tool="apply_patch", patch=turn.reference_patch)
         observation, reward, terminated, truncated, info = env.step({"tool": "submit"})
-        assert info["reward_terms"] == {"tests": 1.0, "bonus": 0.5, "regression": -0.0}
+        assert info["reward_terms"] == {"tests": 1.0, "bonus": 0.5, "regression": -0.0,
+                                        "clarification": 0.0, "planning": 0.0, "generation": 0.0}  # fmt: skip
         rewards.append(reward)
     assert terminated and not truncated
     assert rewards == [pytest.approx(1.499)] * 2
