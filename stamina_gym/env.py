@@ -356,6 +356,11 @@ class StaminaEnv(gym.Env[dict, str]):
         return self._workspace
 
     @property
+    def dialogue(self) -> Dialogue | None:
+        """The current turn's conversation with the user (privileged: holds the hidden spec)."""
+        return self._dialogue
+
+    @property
     def turn(self) -> int | None:
         """0-based index of the current turn, None outside an episode."""
         return self._turn

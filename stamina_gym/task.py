@@ -23,11 +23,12 @@ from __future__ import annotations
 import ast
 import functools
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from stamina_gym.config import format_validation_error, load_yaml
 from stamina_gym.errors import ConfigError, TaskError
@@ -105,9 +106,10 @@ class Alternative(_Strict):
     name: str
     mentions: tuple[str, ...] = Field(min_length=1)
     """Words or phrases by which a plan names this alternative."""
-    code: tuple[str, ...] = Field(min_length=1)
+    code: tuple[str, ...] = ()
     """What the decision's detector looks for in the code: regexes (``mentions``),
-    called names (``calls``) or imported modules (``imports``)."""
+    called names (``calls``) or imported modules (``imports``). Required for acceptable
+    alternatives; a wrong one without it cannot be confirmed in the code."""
 
 
 class Decision(_Strict):
@@ -120,6 +122,20 @@ class Decision(_Strict):
     accept: tuple[Alternative, ...] = Field(min_length=1)
     reject: tuple[Alternative, ...] = ()
     """Alternatives a plan may name that are wrong for this request."""
+
+    @model_validator(mode="after")
+    def _acceptable_ones_are_detectable(self) -> "Decision":
+        missing = [alt.name for alt in self.accept if not alt.code]
+        if missing:
+            raise ValueError(f"acceptable alternative(s) {', '.join(missing)} need code patterns for the {self.kind} detector")
+        if self.kind == "mentions":
+            for alt in (*self.accept, *self.reject):
+                for pattern in alt.code:
+                    try:
+                        re.compile(pattern)
+                    except re.error as exc:
+                        raise ValueError(f"{alt.name}: code pattern {pattern!r} is not a regex: {exc}") from None
+        return self
 
 
 class RepoVariable(_Strict):

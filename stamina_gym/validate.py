@@ -17,6 +17,7 @@ from stamina_gym.grading.runner import run_hidden_tests
 from stamina_gym.sandbox import Sandbox
 from stamina_gym.sandbox.local import LocalSandbox
 from stamina_gym.task import Task
+from stamina_gym.user.checks import check_dialogue_data, check_dialogue_state
 from stamina_gym.workspace import Workspace
 
 
@@ -42,6 +43,7 @@ def check_data(task: Task) -> list[Problem]:
         for entry in turn.spec.retires:
             if entry not in earlier and entry not in files:
                 problems.append(Problem(turn.index, f"retires {entry!r}, which is no earlier turn's test"))
+    problems += [Problem(turn, message) for turn, message in check_dialogue_data(task)]
     return problems
 
 
@@ -68,6 +70,7 @@ def validate_task(
                 workspace.commit(f"turn {state}")
             sandbox.prepare(workspace.path)
             found = _check_state(task, state, workspace, sandbox, root)
+            found += [Problem(turn, message) for turn, message in check_dialogue_state(task, state, workspace, sandbox, root)]
             problems += found
             progress(f"state after turn {state:>3}/{len(task.turns)}: " + ("ok" if not found else f"{len(found)} problem(s)"))
     finally:

@@ -21,7 +21,7 @@ from stamina_gym.user.adherence import adherence
 from stamina_gym.user.match import KeyPointMatcher
 from stamina_gym.user.plan import judge_decisions, parse_plan, plan_text, planning_f1
 from stamina_gym.user.scoring import turn_scores
-from stamina_gym.user.text import has_phrase, words
+from stamina_gym.user.text import has_phrase, tokens
 
 OUT_OF_QUESTIONS = "I have answered enough questions for this request; please go ahead with what you know."
 
@@ -111,7 +111,7 @@ class Dialogue:
         stated = 0
         for point in spec.key_points:
             for entry in entries:
-                entry_words = frozenset(words(entry))
+                entry_words = tokens(entry)
                 touches = any(m.point == point.id for m in self.matcher.match(entry))
                 if touches and all(has_phrase(entry_words, v) for v in point.value):
                     stated += 1

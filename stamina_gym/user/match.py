@@ -10,7 +10,8 @@ plus the turn's request paraphrases (so words that every point shares, such as t
 feature's name, weigh little). Raw BM25 scores have no fixed scale, so each is divided by
 the phrasing's score against itself (distinct words on both sides): the result is the
 IDF-weighted share of the phrasing's words that the question contains, 1.0 for a question
-that holds them all. The default threshold 0.5 therefore reads "the question says at least
+that holds them all; it counts only when the two share at least two distinct content
+words (``MIN_SHARED``). The default threshold 0.5 therefore reads "the question says at least
 half of what one example phrasing says, by weight"; ``UserConfig.match_threshold`` sets it.
 """
 
@@ -22,9 +23,13 @@ from typing import Sequence
 from rank_bm25 import BM25Okapi
 
 from stamina_gym.task import KeyPoint
-from stamina_gym.user.text import has_phrase, words
+from stamina_gym.user.text import has_phrase, tokens, words
 
 DEFAULT_THRESHOLD = 0.5
+#: A similarity counts only when the question shares at least this many distinct content
+#: words with the phrasing (fewer when the phrasing has fewer): one common word such as
+#: "use" is not a topic.
+MIN_SHARED = 2
 #: BM25Okapi gives words that occur in more than half of a tiny corpus a floor of
 #: ``epsilon x mean idf``, which can be <= 0 when every word is common; this keeps each
 #: word's weight positive so a shared word still counts a little.
@@ -36,7 +41,7 @@ class Match:
     point: str
     """The key point's id."""
     score: float
-    """1.0 for a keyword hit, else the normalised BM25 similarity."""
+    """The normalised BM25 similarity (0..1) of the question to the point's phrasings."""
     by: str
     """``keyword`` or ``similarity``."""
 
@@ -54,6 +59,7 @@ class KeyPointMatcher:
                 docs.append(list(words(phrasing)))
                 self._owners.append(index)
         self._n_phrasings = len(docs)
+        self._vocab = [frozenset(doc) for doc in docs]
         docs += [list(words(text)) for text in context]
         docs = [doc or ["_"] for doc in docs]  # BM25Okapi cannot average over empty documents
         self._bm25 = BM25Okapi(docs)
@@ -71,19 +77,21 @@ class KeyPointMatcher:
         if not query or not self._n_phrasings:
             return best
         raw = self._score(query, list(range(self._n_phrasings)))
+        asked = frozenset(query)
         for i, score in enumerate(raw):
-            if self._self_scores[i] > 0:
+            if self._self_scores[i] > 0 and len(asked & self._vocab[i]) >= min(MIN_SHARED, len(self._vocab[i])):
                 owner = self._owners[i]
                 best[owner] = max(best[owner], min(score / self._self_scores[i], 1.0))
         return best
 
     def match(self, question: str) -> list[Match]:
-        """Key points the question touches, best first (keyword hits before similarity)."""
-        question_words = frozenset(words(question))
-        found = []
-        for point, similarity in zip(self.points, self.similarity(question)):
-            if any(has_phrase(question_words, keyword) for keyword in point.keywords):
-                found.append(Match(point.id, 1.0, "keyword"))
-            elif similarity >= self.threshold:
-                found.append(Match(point.id, round(similarity, 4), "similarity"))
-        return sorted(found, key=lambda m: -m.score)
+        """Key points the question touches, best first: keyword hits before similarity
+        hits, each group by similarity (ties keep the spec's order)."""
+        question_tokens = tokens(question)
+        ranked = []
+        for index, (point, similarity) in enumerate(zip(self.points, self.similarity(question))):
+            keyword = any(has_phrase(question_tokens, k) for k in point.keywords)
+            if keyword or similarity >= self.threshold:
+                found = Match(point.id, round(similarity, 4), "keyword" if keyword else "similarity")
+                ranked.append(((not keyword, -similarity, index), found))
+        return [found for _, found in sorted(ranked, key=lambda pair: pair[0])]

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from stamina_gym.config import format_validation_error
 from stamina_gym.errors import ToolError
 from stamina_gym.task import Alternative, Decision, Plan
-from stamina_gym.user.text import has_phrase, words
+from stamina_gym.user.text import has_phrase, tokens
 
 PLAN_USAGE = (
     'send {"tool": "plan", "steps": [{"description": "...", "details": "...", "depends_on": [1]}, ...]}; '
@@ -56,14 +56,14 @@ class DecisionVerdict:
     """Alternatives the plan names, acceptable first."""
 
 
-def _named(alternatives: Sequence[Alternative], plan_words: frozenset[str]) -> list[Alternative]:
+def _named(alternatives: Sequence[Alternative], plan_words: tuple[str, ...]) -> list[Alternative]:
     return [alt for alt in alternatives if any(has_phrase(plan_words, m) for m in alt.mentions)]
 
 
 def judge_decisions(decisions: Sequence[Decision], plan: Plan | None) -> list[DecisionVerdict]:
     """Per decision: does the plan settle it, and how. Naming an acceptable alternative wins
     over naming a wrong one too (``not md5 but bcrypt`` settles it)."""
-    plan_words = frozenset(words(plan_text(plan))) if plan else frozenset()
+    plan_words = tokens(plan_text(plan)) if plan else ()
     verdicts = []
     for decision in decisions:
         good, bad = _named(decision.accept, plan_words), _named(decision.reject, plan_words)

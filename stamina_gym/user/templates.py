@@ -20,7 +20,7 @@ from typing import Any, Iterable
 import jinja2
 
 from stamina_gym.errors import TaskError
-from stamina_gym.sandbox import REPO_MOUNT, Mount, Sandbox
+from stamina_gym.sandbox import REPO_MOUNT, Mount, RunResult, Sandbox
 from stamina_gym.task import RepoVariable, Turn
 from stamina_gym.workspace import Workspace
 
@@ -79,21 +79,28 @@ def repo_value(variable: RepoVariable, workspace: Workspace) -> str:
     return variable.default
 
 
-def run_repro(turn: Turn, workspace: Workspace, sandbox: Sandbox, scratch: Path) -> tuple[str, str]:
-    """``(script text, output)`` of the turn's reproduction script run in the sandbox on
-    the agent's current code (mounted read-only). The output keeps its end."""
+def run_repro_result(turn: Turn, workspace: Workspace, sandbox: Sandbox, scratch: Path) -> RunResult:
+    """Run the turn's reproduction script in the sandbox on the agent's current code
+    (mounted read-only; the script sits in a mount of its own, copied from the task)."""
     repro = turn.spec.repro
     assert repro is not None
-    script = (turn.dir / repro.script).read_text(encoding="utf-8")
     stage = scratch / f"repro-{secrets.token_hex(4)}"
     stage.mkdir(parents=True)
     try:
-        (stage / "repro.py").write_text(script, encoding="utf-8")
+        shutil.copyfile(turn.dir / repro.script, stage / "repro.py")
         mounts = [Mount(workspace.path, REPO_MOUNT, writable=False), Mount(stage, REPRO_MOUNT)]
-        result = sandbox.run([sys.executable, "-B", f"{REPRO_MOUNT}/repro.py"], mounts=mounts, timeout=repro.timeout_s,
-                             env={"PYTHONPATH": REPO_MOUNT, "PYTHONDONTWRITEBYTECODE": "1"})  # fmt: skip
+        return sandbox.run([sys.executable, "-B", f"{REPRO_MOUNT}/repro.py"], mounts=mounts, timeout=repro.timeout_s,
+                           env={"PYTHONPATH": REPO_MOUNT, "PYTHONDONTWRITEBYTECODE": "1"})  # fmt: skip
     finally:
         shutil.rmtree(stage, ignore_errors=True)
+
+
+def run_repro(turn: Turn, workspace: Workspace, sandbox: Sandbox, scratch: Path) -> tuple[str, str]:
+    """``(script text, output)`` for the prompt; the output keeps its end."""
+    repro = turn.spec.repro
+    assert repro is not None
+    script = (turn.dir / repro.script).read_text(encoding="utf-8")
+    result = run_repro_result(turn, workspace, sandbox, scratch)
     output = result.output.rstrip()
     if result.timed_out:
         output += "\n(it hung; I stopped it)"

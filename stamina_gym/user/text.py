@@ -33,15 +33,25 @@ def _stemmer():
 
 @functools.lru_cache(maxsize=4096)
 def words(text: str) -> tuple[str, ...]:
-    """The stems of ``text``'s content words, in order (repeats kept)."""
-    tokens = [t for t in _WORD.findall(text.lower()) if t not in STOP_WORDS]
-    return tuple(_stemmer().stemWords(tokens))
+    """The stems of ``text``'s content words, in order (repeats kept): what BM25 weighs."""
+    return tuple(t for t in tokens(text) if t not in _STOP_STEMS)
 
 
-def has_phrase(text_words: tuple[str, ...] | frozenset[str], phrase: str) -> bool:
-    """True when every content word of ``phrase`` occurs in ``text_words`` (any order).
+@functools.lru_cache(maxsize=4096)
+def tokens(text: str) -> tuple[str, ...]:
+    """The stems of every word of ``text``, stop words included, in order."""
+    return tuple(_stemmer().stemWords(_WORD.findall(text.lower())))
 
-    A phrase of stop words only (``"it"``) never matches: it names nothing."""
-    wanted = words(phrase)
-    present = set(text_words)
-    return bool(wanted) and all(w in present for w in wanted)
+
+def has_phrase(text_tokens: tuple[str, ...], phrase: str) -> bool:
+    """True when ``phrase`` occurs in ``text_tokens`` (from ``tokens``) word for word,
+    each word stemmed: ``"locked out"`` matches "...gets locked out..." and "...lock out
+    ...", not "out of ... locked". A phrase of stop words only never matches."""
+    wanted = tokens(phrase)
+    if not wanted or all(w in _STOP_STEMS for w in wanted):
+        return False
+    width = len(wanted)
+    return any(text_tokens[i : i + width] == wanted for i in range(len(text_tokens) - width + 1))
+
+
+_STOP_STEMS = frozenset(_stemmer().stemWords(sorted(STOP_WORDS))) | STOP_WORDS
