@@ -31,6 +31,7 @@ AGENTS = Registry(
         "oracle": "stamina_gym.agents.oracle:OracleAgent",
         "null": "stamina_gym.agents.oracle:NullAgent",
         "command": "stamina_gym.agents.command:CommandAgent",
+        "cpg": "stamina_gym.agents.cpg:ClarifyPlanGenerateAgent",
     },
 )
 

@@ -135,7 +135,8 @@ class Dialogue:
         scores = turn_scores(coverage=coverage, relevance=relevance, planning=planning, grade=grade,
                              adherence=followed_share, weights=weights)  # fmt: skip
         record = {
-            "questions": [{**asdict(q), "relevant": q.relevant} for q in self.questions],
+            "questions": [{**asdict(q), "points": list(q.points), "new_points": list(q.new_points), "relevant": q.relevant}
+                          for q in self.questions],  # fmt: skip
             "questions_asked": len(self.questions),
             "key_points": len(spec.key_points) if spec else 0,
             "covered": sorted(covered),
