@@ -101,7 +101,7 @@ CPG_PROGRAM = textwrap.dedent(
         data = json.load(sys.stdin)
         assert pathlib.Path(data["repo"], "calc", "__init__.py").is_file() and pathlib.Path.cwd() == pathlib.Path(data["repo"])
         assert len(data["plan"]["steps"]) == 2
-        print(PATCH)
+        sys.stdout.write(PATCH)
     '''
 ) % (list(KEY_QUESTIONS),)
 
