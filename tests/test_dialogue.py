@@ -269,3 +269,37 @@ def test_validator_checks_phrasings_plans_and_templates(tmp_path):
     assert "reference plan 1 does not settle ['library'] with an acceptable choice" in found
     assert "a prompt uses undefined template variable(s) ['whom']" in found
     assert len(found) == 3
+
+
+@pytest.mark.slow
+def test_oracle_gets_the_maximum_on_every_clarify_turn():
+    env = gym.make("StaminaClarify-v0")
+    w = env.unwrapped.config.reward
+    agent = make_agent("oracle")
+    try:
+        result = run_episode(env, agent, seed=0)
+    finally:
+        agent.close()
+        env.close()
+    assert result.terminated and len(result.turns) == 9
+    for turn in result.turns:
+        dialogue = env.unwrapped.turns[turn.turn - 1].spec.spec is not None
+        assert turn.failure_class is None and turn.passed == turn.total, turn
+        assert turn.scores == {"clarification": 1.0 if dialogue else None, "planning": 1.0 if dialogue else None,
+                               "generation": 1.0, "composite": 1.0}, turn  # fmt: skip
+        maximum = w.test_pass + w.turn_bonus + w.generation + (w.clarification + w.planning if dialogue else 0.0)
+        assert turn.reward == pytest.approx(maximum - turn.steps * w.step_cost)
+
+
+@pytest.mark.slow
+def test_null_agent_gets_no_clarification_or_planning_on_any_clarify_turn():
+    env = gym.make("StaminaClarify-v0")
+    agent = make_agent("null")
+    try:
+        result = run_episode(env, agent, seed=0)
+    finally:
+        env.close()
+    assert len(result.turns) == 9
+    for turn in result.turns[:8]:
+        assert turn.scores["clarification"] == 0.0 and turn.scores["planning"] == 0.0 and turn.passed == 0, turn
+    assert result.mean_scores()["composite"] == 0.0
