@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from stamina_gym.errors import ConfigError
 
@@ -157,9 +157,9 @@ class LLMUserConfig(_Strict):
     model: str | None = None
     """Model name; else ``STAMINA_GYM_USER_MODEL``. Required for the LLM user."""
 
-    api_key: str | None = None
+    api_key: SecretStr | None = None
     """Key; else ``STAMINA_GYM_USER_API_KEY``, else ``OPENAI_API_KEY``, else a placeholder
-    (local servers take any key)."""
+    (local servers take any key). Never written to records (shown as ``**********``)."""
 
     seed: int = 0
     """Sent to the endpoint and part of the cache key: another seed, another reply."""

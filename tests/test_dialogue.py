@@ -4,6 +4,7 @@ variables from the agent's own repository; bug reports with real reproduction ou
 from __future__ import annotations
 
 import json
+import textwrap
 
 import gymnasium as gym
 import pytest
@@ -303,3 +304,51 @@ def test_null_agent_gets_no_clarification_or_planning_on_any_clarify_turn():
     for turn in result.turns[:8]:
         assert turn.scores["clarification"] == 0.0 and turn.scores["planning"] == 0.0 and turn.passed == 0, turn
     assert result.mean_scores()["composite"] == 0.0
+
+
+def test_the_reproduction_runs_sandboxed_read_only_and_blind_to_hidden_data():
+    env = chat_env()
+    env.reset(seed=0)
+    if env._sandbox.isolation != "bwrap":
+        env.close()
+        pytest.skip("needs bubblewrap: without it the sandbox says loudly that the filesystem is not isolated")
+    hidden_test = env.turns[1].dir / "tests" / "test_none.py"
+    attack = textwrap.dedent(
+        f"""
+        import os
+        for target in ("/repo/pwned.txt", "/repo/calc/pwned.txt"):
+            try:
+                open(target, "w").write("x")
+                print("WROTE", target)
+            except OSError as exc:
+                print("write refused:", type(exc).__name__)
+        try:
+            print("STOLEN", open({str(hidden_test)!r}).read())
+        except OSError as exc:
+            print("read refused:", type(exc).__name__)
+
+
+        def mean(values):
+            raise RuntimeError("done")
+        """
+    )
+    act(env, tool="write_file", path="calc/stats.py", content=attack)
+    observation, _, _ = submit(env)
+    prompt = observation["prompt"]
+    left = sorted(env.workspace.relative(p) for p in env.workspace.files())
+    env.close()
+    assert prompt.count("write refused: OSError") == 2 and "WROTE" not in prompt
+    assert "read refused:" in prompt and "STOLEN" not in prompt and "test_none_values_are_skipped" not in prompt
+    assert left == ["README.md", "calc/__init__.py", "calc/stats.py"]
+
+
+def test_an_api_key_in_the_config_never_reaches_the_records(tmp_path):
+    from stamina_gym.harness import run_header
+
+    config = EnvConfig(id="Chat-v0", task=str(CHAT), user={"llm": {"api_key": "sk-very-secret"}})
+    env = StaminaEnv(config)
+    env.reset(seed=0)
+    header = json.dumps(run_header(env, make_agent("null"), 0), default=str)
+    env.close()
+    assert "sk-very-secret" not in header and "**********" in header
+    assert env.config.user.llm.api_key.get_secret_value() == "sk-very-secret"

@@ -79,7 +79,8 @@ class LLMUser:
         if not self.model:
             raise ConfigError(f"user.kind 'llm' needs a model: set user.llm.model in the env spec or {ENV_MODEL}")
         self.base_url = llm.base_url or os.environ.get(ENV_BASE_URL)
-        self.api_key = llm.api_key or os.environ.get(ENV_API_KEY) or os.environ.get("OPENAI_API_KEY") or "none"
+        key = llm.api_key.get_secret_value() if llm.api_key else None
+        self.api_key = key or os.environ.get(ENV_API_KEY) or os.environ.get("OPENAI_API_KEY") or "none"
         cache = llm.cache_dir or os.environ.get(ENV_CACHE) or "~/.cache/stamina-gym/user"
         self.cache = ReplyCache(Path(cache).expanduser())
         self.settings = llm
