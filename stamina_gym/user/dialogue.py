@@ -58,8 +58,9 @@ class Dialogue:
 
     @property
     def watching(self) -> bool:
-        """True while a code change would still matter (the env checks the repo only then)."""
-        return not self.changed
+        """True while a code change would still matter: on a turn with a hidden spec or key
+        decisions, before the first change (the env checks the repository only then)."""
+        return not self.changed and bool(self.conversation.spec or self.turn.spec.decisions)
 
     def note_change(self) -> None:
         self.changed = True
@@ -144,7 +145,7 @@ class Dialogue:
             "coverage": coverage,
             "relevance": relevance,
             "plan": self.plan.model_dump() if self.plan else None,
-            "plan_before_code": self.plan_early if self.plan else None,
+            "plan_before_code": self.plan_early if self.plan and (spec or decisions) else None,
             "decisions": {v.decision: {"verdict": v.verdict, "named": list(v.named)} for v in verdicts},
             "adherence": followed_share,
             "followed": followed,
