@@ -6,8 +6,9 @@ Prints one table: medians of reset, a read_file step, a submit (grading) and a w
 oracle episode, next to what they are compared with (copying the seed with
 shutil.copytree; bare ``python -m pytest`` on the same tests and source in a temp dir),
 the quality measurement at submit (incremental, all cached, cold) against running
-pylint, bandit and radon as command lines on the same files, and the floors
-(interpreter start, pytest import, a git restore). Measurements are
+pylint, bandit and radon as command lines on the same files, the floors (interpreter
+start, pytest import, a git restore), and the simulated user's ask step on
+StaminaClarify-v0 against a read_file step. Measurements are
 interleaved so that noise on this shared machine hits both sides of a ratio alike.
 """
 
@@ -109,6 +110,27 @@ def quality_rows(task, repeat: int) -> list[tuple[str, float, str, float | None]
     ]
 
 
+def dialogue_rows(n: int) -> list[tuple]:
+    """The simulated user on StaminaClarify-v0's first turn: an ``ask`` step against a
+    ``read_file`` step of the same env, and the per-turn BM25 matcher build."""
+    from stamina_gym.user.match import KeyPointMatcher
+
+    env = gym.make("StaminaClarify-v0")
+    env.reset(seed=0)
+    turn = env.unwrapped.turns[0]
+    questions = [p.phrasings[0] for p in turn.spec.spec.key_points]
+    asks, reads, builds = [], [], []
+    for i in range(n):
+        asks.append(timed(lambda: env.step({"tool": "ask", "question": questions[i % len(questions)]})))
+        reads.append(timed(lambda: env.step({"tool": "read_file", "path": "README.md"})))
+        builds.append(timed(lambda: KeyPointMatcher(turn.spec.spec.key_points, turn.spec.prompts)))
+    env.close()
+    return [
+        ("ask step (rule user, BM25 match)", median_ms(asks), "read_file step, same env", median_ms(reads)),
+        ("key-point matcher build (per turn)", median_ms(builds), "", None),
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", default="StaminaTodo-v0")
@@ -175,6 +197,7 @@ def main() -> None:
         ("whole oracle episode", episode_s * 1000, "", None),
         *quality_rows(inner.task, n),
         *((name, median_ms(samples), "", None) for name, samples in floors.items()),
+        *dialogue_rows(n),
     ]
     print(f"{'measure':<42} {'median ms':>10}   {'baseline':<34} {'median ms':>10} {'ratio':>6}")
     for name, ours, base_name, base in rows:

@@ -25,30 +25,7 @@ from typing import Any, Iterable
 
 import gymnasium as gym
 
-from stamina_gym.tools import TOOLS
-
-_JSON_TYPES = {str: "string", int: "integer", float: "number", list: "array", bool: "boolean"}
-
-
-def openai_tools() -> list[dict[str, Any]]:
-    """Every env tool as an OpenAI function-tool schema."""
-    tools = []
-    for tool in TOOLS.values():
-        properties = {}
-        for name, param in tool.params.items():
-            kinds = param.type if isinstance(param.type, tuple) else (param.type,)
-            kind = "number" if float in kinds else _JSON_TYPES[kinds[0]]
-            schema: dict[str, Any] = {"type": kind}
-            if kind == "array":
-                schema["items"] = {"type": "string"}
-            if param.doc:
-                schema["description"] = param.doc
-            properties[name] = schema
-        required = [name for name, param in tool.params.items() if param.required]
-        parameters = {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
-        tools.append({"type": "function", "function": {"name": tool.name, "description": tool.doc, "parameters": parameters}})
-    return tools
-
+from stamina_gym.tools import openai_tools
 
 def user_message(observation: dict[str, Any]) -> dict[str, Any]:
     """The request of a turn, with the phase and the repository as the env shows it."""

@@ -37,6 +37,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise StaminaError(unknown_name("env", args.env, ours))
     agent = make_agent(args.agent, **_parse_agent_args(args.agent_arg))
     overrides = {"max_turns": args.turns} if args.turns else {}
+    if args.user:
+        overrides["user"] = {"kind": args.user}
     env = gym.make(args.env, **overrides)
     out = Path(args.out or f"runs/{args.env}-{args.agent}-seed{args.seed}-{time.strftime('%Y%m%d-%H%M%S')}")
     try:
@@ -54,6 +56,10 @@ def cmd_run(args: argparse.Namespace) -> int:
           f"{result.steps} steps, {time.monotonic() - started:.1f}s" + (f"; {result.failure}" if result.failure else ""))
     if result.truncated:
         print("episode truncated: a budget ran out")
+    scores = result.mean_scores()
+    if any(scores[k] is not None for k in ("clarification", "planning")):
+        print("dialogue scores (mean over the turns that have them): "
+              + ", ".join(f"{k} {v:.3f}" for k, v in scores.items() if v is not None))  # fmt: skip
     return 0
 
 
@@ -165,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="stamina-gym", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run an agent through an env; prints a per-turn table, writes JSONL records")
-    run.add_argument("--agent", default="oracle", help="oracle, null or command (default: oracle)")
+    run.add_argument("--agent", default="oracle", help="oracle, null, command or cpg (default: oracle)")
     run.add_argument("--agent-arg", action="append", default=[], metavar="KEY=VALUE",
                      help="agent constructor argument, e.g. command='python my_agent.py'")
     run.add_argument("--env", default="StaminaTodo-v0")
@@ -173,6 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--turns", type=int, help="play only the first N turns")
     run.add_argument("--out", help="records folder (default runs/<env>-<agent>-seed<N>-<time>)")
     run.add_argument("--tasks", action="append", default=[], metavar="DIR", help="extra task folder (repeatable)")
+    run.add_argument("--user", choices=["rule", "llm", "human"],
+                     help="who answers the agent's questions: rule (the hidden spec), llm, or human (you, on this terminal)")
     run.set_defaults(func=cmd_run)
     val = sub.add_parser("validate", help="replay a task's reference patches and check every turn's tests")
     val.add_argument("target", help="task id, task folder or env id")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from stamina_gym.errors import ConfigError
 
@@ -49,6 +49,18 @@ class RewardConfig(_Strict):
 
     out_of_scope: float = 0.05
     """Strict mode only: charged per file changed outside the paths the turn concerns."""
+
+    clarification: float = 0.3
+    """Weight of the clarification score C (0..1) on turns with a hidden spec: asking the
+    key questions before coding pays on the turn's submit."""
+
+    planning: float = 0.2
+    """Weight of the planning score P (0..1) on turns with key decisions."""
+
+    generation: float = 0.0
+    """Weight of the generation score G (0..1), paid on every turn. 0 by default because
+    ``test_pass`` already pays the hidden-test pass rate that dominates G; raise it to
+    pay code quality and plan adherence too."""
 
 
 class Budgets(_Strict):
@@ -152,6 +164,90 @@ class QualityConfig(_Strict):
     """Folder for per-file analysis results shared by every process on the machine;
     unset: an in-memory cache shared by the envs of one process."""
 
+class ScoreConfig(_Strict):
+    """Weights of the dialogue scores reported in ``info["scores"]`` at every submit. A part
+    that is not measured on a turn (no hidden spec, no key decisions, no quality signal)
+    drops out and the remaining weights are scaled to sum to 1."""
+
+    coverage: float = Field(0.6, ge=0)
+    """C: share of the hidden spec's key points asked about before the first code change."""
+
+    relevance: float = Field(0.4, ge=0)
+    """C: share of questions that touched a key point not asked about before (0 when no
+    question was asked): asking many vague questions costs."""
+
+    tests: float = Field(0.7, ge=0)
+    """G: share of this turn's hidden tests passing."""
+
+    quality: float = Field(0.2, ge=0)
+    """G: code quality in 0..1 when the grade carries one (``grade["quality"]``)."""
+
+    adherence: float = Field(0.1, ge=0)
+    """G: share of the plan's decisions that the code follows (turns with key decisions)."""
+
+    clarification: float = Field(0.3, ge=0)
+    """Composite: weight of C."""
+
+    planning: float = Field(0.2, ge=0)
+    """Composite: weight of P."""
+
+    generation: float = Field(0.5, ge=0)
+    """Composite: weight of G."""
+
+
+class LLMUserConfig(_Strict):
+    """The LLM-played user (``user.kind: llm``): any OpenAI-compatible chat endpoint."""
+
+    base_url: str | None = None
+    """Endpoint, e.g. ``http://127.0.0.1:8000/v1``; else ``STAMINA_GYM_USER_BASE_URL``,
+    else the ``openai`` client's own default (``OPENAI_BASE_URL``)."""
+
+    model: str | None = None
+    """Model name; else ``STAMINA_GYM_USER_MODEL``. Required for the LLM user."""
+
+    api_key: SecretStr | None = None
+    """Key; else ``STAMINA_GYM_USER_API_KEY``, else ``OPENAI_API_KEY``, else a placeholder
+    (local servers take any key). Never written to records (shown as ``**********``)."""
+
+    seed: int = 0
+    """Sent to the endpoint and part of the cache key: another seed, another reply."""
+
+    temperature: float = Field(0.0, ge=0)
+    max_tokens: int = Field(300, ge=1)
+    timeout_s: float = Field(60.0, gt=0)
+
+    cache_dir: str | None = None
+    """Replies are stored here keyed by (model, conversation, seed, temperature), so a
+    rerun replays without the endpoint; else ``STAMINA_GYM_USER_CACHE``, else
+    ``~/.cache/stamina-gym/user``."""
+
+
+class UserConfig(_Strict):
+    """The simulated user who answers ``ask`` and reads ``plan`` (``stamina_gym.user``)."""
+
+    kind: Literal["rule", "llm", "human"] = "rule"
+    """``rule``: answers from the hidden spec, deterministic; ``llm``: an LLM told the
+    hidden spec plays the user; ``human``: a person answers in the terminal."""
+
+    match_threshold: float = Field(0.5, gt=0, le=1)
+    """Normalised BM25 similarity from which a question touches a key point (keywords
+    match regardless): see ``stamina_gym.user.match``."""
+
+    max_points_per_question: int = Field(2, ge=1)
+    """A question touches at most this many key points (the best matches): a question
+    that lists every topic at once does not get the whole spec."""
+
+    max_question_chars: int = Field(500, ge=20)
+    """Longer questions are refused: ask one thing at a time."""
+
+    max_questions: int = Field(20, ge=0)
+    """Questions per turn the user answers; later ones get no answer and count as irrelevant."""
+
+    neutral_answer: str = "No preference there; use your judgement."
+    """The answer to a question that touches no key point."""
+
+    llm: LLMUserConfig = LLMUserConfig()
+
 
 class EnvConfig(_Strict):
     """One environment: a task plus budgets, reward weights, observation and sandbox."""
@@ -179,6 +275,9 @@ class EnvConfig(_Strict):
     mode: Literal["free", "strict"] = "free"
     """``free``: the agent may refactor anywhere. ``strict``: edits outside the paths a
     turn declares are reported and cost ``reward.out_of_scope`` each."""
+
+    user: UserConfig = UserConfig()
+    scores: ScoreConfig = ScoreConfig()
 
     def with_overrides(self, overrides: dict[str, Any]) -> "EnvConfig":
         """A copy with ``overrides`` merged in (nested dicts merge key by key)."""

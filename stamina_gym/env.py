@@ -24,8 +24,14 @@ from stamina_gym.grading.runner import run_hidden_tests
 from stamina_gym.quality.review import Review, Reviewer
 from stamina_gym.sandbox import SANDBOXES, Sandbox
 from stamina_gym.task import load_task
-from stamina_gym.tools import ToolContext, describe_tools, list_files, parse_action
+from stamina_gym.tools import Tool, ToolContext, describe_tools, list_files, parse_action
+from stamina_gym.user import User, UserUnavailable, make_user
+from stamina_gym.user.dialogue import Dialogue
+from stamina_gym.user.templates import pick_values, render_prompt
 from stamina_gym.workspace import Workspace
+
+#: Paths whose change is not a code change (caches the agent's commands leave behind).
+_NOT_CODE = re.compile(r"(^|/)(__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache)/|\.py[co]$")
 
 #: Characters an observation or action may hold; anything else is escaped as \\uXXXX.
 CHARSET = string.printable
@@ -55,7 +61,11 @@ class StaminaEnv(gym.Env[dict, str]):
     ## Action Space
     ``Text``: one JSON tool call, ``{"tool": NAME, ...arguments}`` (a dict is accepted
     too). Tools: list_files, read_file, search, find_references, write_file, apply_patch,
-    delete_file, run, run_tests, submit (``stamina_gym.tools.TOOLS`` documents each).
+    delete_file, run, run_tests, ask, plan, summarize, submit (``stamina_gym.tools.TOOLS``
+    documents each). ``ask`` puts a question to the simulated user and returns the answer;
+    ``plan`` submits an ordered plan (steps with description, details, depends_on);
+    ``summarize`` states the clarified requirements (key -> value) and closes the
+    clarification phase.
     An action that cannot be parsed or that a tool refuses is answered in ``output``
     with what was wrong, never with an exception.
 
@@ -79,6 +89,21 @@ class StaminaEnv(gym.Env[dict, str]):
         - rule_violation (0.1) * consistency rules in force that the code breaks
         - out_of_scope (0.05) * files changed outside the turn's paths (strict mode only)
 
+    and, from the dialogue of the turn (``stamina_gym.user``)::
+
+        + clarification (0.3) * C   on turns with a hidden spec
+        + planning (0.2) * P        on turns with key decisions
+        + generation (0.0) * G
+
+    with C = 0.6 x key points asked before the first code change + 0.4 x share of
+    relevant questions, P = F1 of the key decisions the plan settles, G = 0.7 x test
+    pass rate + 0.2 x quality + 0.1 x plan adherence (parts not measured drop out and
+    the rest is rescaled; ``ScoreConfig``). ``generation`` is 0 by default because
+    ``test_pass`` already pays the pass rate. ``info["scores"]`` holds C, P, G and the
+    composite 0.3 C + 0.2 P + 0.5 G; ``info["dialogue"]`` the questions, matched key
+    points, plan verdicts and adherence.
+
+
     The quality score (0..1) weighs pylint's score, radon's complexity and
     maintainability index and bandit's findings on the product code
     (``stamina_gym.quality.measure`` defines each; ``QualityConfig`` weighs them). Rules
@@ -93,7 +118,10 @@ class StaminaEnv(gym.Env[dict, str]):
 
     ## Starting State
     The task's seed repository, laid from git, with the first request. ``reset(seed=...)``
-    picks the paraphrase of every turn's prompt from ``self.np_random``.
+    picks the paraphrase of every turn's prompt and the values of its template variables
+    from ``self.np_random``. A prompt with variables is rendered when its turn begins,
+    with names found in the agent's repository and the real output of the turn's
+    reproduction script on the agent's code.
 
     ## Episode End
     Terminated after the last turn's submit. Truncated when a budget runs out: steps in
@@ -105,10 +133,11 @@ class StaminaEnv(gym.Env[dict, str]):
     ``gym.make("StaminaTodo-v0", **overrides)``: any field of ``EnvConfig`` can be
     overridden, nested ones as dicts: ``observation={"repo": "diff"}``,
     ``sandbox={"timeout_s": 10}``, ``max_turns=5``, ``mode="strict"``,
-    ``quality={"pylint_every": 5}``. Unknown keys are an error.
+    ``quality={"pylint_every": 5}``, ``user={"kind": "llm"}``. Unknown keys are an error.
 
     ## Version History
-    * v0: initial release (setup phase of StaminaTodo).
+    * v0: initial release (setup phase of StaminaTodo); the simulated user (ask, plan,
+      summarize; C, P, G scores).
     """
 
     metadata = {"render_modes": ["ansi"]}
@@ -144,6 +173,8 @@ class StaminaEnv(gym.Env[dict, str]):
         self._cache = GradingCache(self.config.grading_cache) if self.config.grading_cache else None
         self._turn: int | None = None
         self._last_output = ""
+        self._user: User | None = None
+        self._dialogue: Dialogue | None = None
 
     # -- the MDP --------------------------------------------------------------------------
 
@@ -157,6 +188,9 @@ class StaminaEnv(gym.Env[dict, str]):
         self._turn, self._turn_steps, self._turn_start = 0, 0, workspace.head()
         self._passing: frozenset[str] = frozenset()
         self._started = time.monotonic()
+        self._picked = [pick_values(t, lambda n: int(self.np_random.integers(n))) for t in self.turns]
+        self._prompts: dict[int, str] = {}
+        self._begin_turn()
         observation = self._observe(_intro())
         return observation, {"turn": 1, "variants": list(self._variants)}
 
@@ -173,11 +207,14 @@ class StaminaEnv(gym.Env[dict, str]):
                 return self._submit(reward, info)
             output = tool.fn(self._tools, **args)
             info["ok"] = True
+            self._watch_changes(tool)
         except ToolError as exc:
             output, info["ok"] = f"error: {exc}", False
             reward -= self.config.reward.invalid_action
         except SandboxError as exc:
             output, info["ok"], info["infrastructure_error"] = f"error: the sandbox failed: {exc}", False, str(exc)
+        except UserUnavailable as exc:
+            output, info["ok"], info["infrastructure_error"] = f"error: the user is unavailable: {exc}", False, str(exc)
         return self._finish_step(self._observe(output), reward, info)
 
     def _finish_step(self, observation: dict, reward: float, info: dict[str, Any]) -> tuple[dict, float, bool, bool, dict]:
@@ -226,17 +263,23 @@ class StaminaEnv(gym.Env[dict, str]):
         if grade.failure_class not in ("violation", "infrastructure"):
             self._passing = frozenset(t for t, s in {**grade.regression_tests, **grade.turn_tests}.items() if s == "passed")
         grade_info = {**grade.to_info(), **review.to_info()}
-        info.update(ok=True, grade=grade_info, reward_terms=terms, commit=workspace.commit(f"turn {turn.index}"))
+        scores, dialogue = self._dialogue.score(grade_info, self._sources(), self.config.scores)
+        terms.update(self.score_terms(scores, grade))
+        info.update(ok=True, grade=grade_info, reward_terms=terms, scores=scores, dialogue=dialogue,
+                    commit=workspace.commit(f"turn {turn.index}"))  # fmt: skip
         reward += sum(terms.values())
         feedback = "Submitted."
         if self.config.observation.feedback == "summary":
             feedback = " ".join(filter(None, [grade.summary(), review.summary()]))
+            if turn.spec.spec or turn.spec.decisions:
+                feedback += " Dialogue: " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items() if v is not None) + "."
         self._turn += 1
         if self._turn == len(self.turns):
             observation = self._observe(feedback + " That was the last request.", final=True)
             self._turn = None
             return observation, reward, True, False, info
         self._turn_steps, self._turn_start = 0, workspace.head()
+        self._begin_turn()
         return self._finish_step(self._observe(feedback), reward, info)
 
     def reward_terms(self, grade: Grade, review: Review) -> dict[str, float]:
@@ -272,7 +315,48 @@ class StaminaEnv(gym.Env[dict, str]):
         self._reviewer.resume_from(workspace.path, submits=turn)
         self._turn, self._turn_start, self._passing = turn, workspace.head(), frozenset(passing)
         self._started = time.monotonic() - elapsed_s
+        self._begin_turn()
         return self._observe(output), commits
+
+    def score_terms(self, scores: dict[str, float | None], grade: Grade) -> dict[str, float]:
+        """The dialogue's part of a submit's reward: C, P and G by their weights."""
+        w = self.config.reward
+        if grade.failure_class in ("violation", "infrastructure"):
+            return {"clarification": 0.0, "planning": 0.0, "generation": 0.0}
+        return {
+            "clarification": w.clarification * (scores["clarification"] or 0.0),
+            "planning": w.planning * (scores["planning"] or 0.0),
+            "generation": w.generation * scores["generation"],
+        }
+
+    # -- the user -----------------------------------------------------------------------
+
+    def _begin_turn(self) -> None:
+        """Render the turn's prompt (template variables, reproduction output) and open its dialogue."""
+        index = self._turn
+        turn = self.turns[index]
+        raw = turn.spec.prompts[self._variants[index]]
+        self._prompts[index] = render_prompt(turn, raw, self._picked[index], self._workspace, self._sandbox, self._root / "scratch")
+        if self._user is None:
+            self._user = make_user(self.config.user)
+        self._dialogue = Dialogue(turn, self._prompts[index], self._user, self.config.user)
+        self._tools.dialogue = self._dialogue
+
+    def _watch_changes(self, tool: Tool) -> None:
+        """Tell the dialogue when the code first differs from the turn's start."""
+        if tool.changes_files and self._dialogue.watching:
+            self._workspace.git("add", "-A")
+            names = self._workspace.git("diff", "--cached", "--name-only", "--no-renames", self._turn_start).stdout.split("\n")
+            if any(name and not _NOT_CODE.search(name) for name in names):
+                self._dialogue.note_change()
+
+    def _sources(self) -> dict[str, str]:
+        """The repository's Python files (path -> text), for the plan-adherence detectors."""
+        sources = {}
+        for path in self._workspace.files():
+            if path.suffix == ".py" and not path.is_symlink() and path.stat().st_size <= 1_000_000:
+                sources[self._workspace.relative(path)] = path.read_bytes().decode("utf-8", "replace")
+        return sources
 
     # -- observations -------------------------------------------------------------------
 
@@ -280,7 +364,7 @@ class StaminaEnv(gym.Env[dict, str]):
         limit = self.config.observation.max_chars
         index = len(self.turns) - 1 if final else self._turn
         turn = self.turns[index]
-        prompt = "" if final else turn.spec.prompts[self._variants[index]]
+        prompt = "" if final else self._prompts[index]
         self._last_output = output
         return {
             "prompt": to_text(prompt, limit),
@@ -327,11 +411,19 @@ class StaminaEnv(gym.Env[dict, str]):
         return self._workspace
 
     @property
+    def dialogue(self) -> Dialogue | None:
+        """The current turn's conversation with the user (privileged: holds the hidden spec)."""
+        return self._dialogue
+
+    @property
     def turn(self) -> int | None:
         """0-based index of the current turn, None outside an episode."""
         return self._turn
 
     def close(self) -> None:
+        if self._user is not None:
+            self._user.close()
+            self._user = None
         if self._sandbox is not None:
             self._sandbox.close()
         if self._root is not None:

@@ -28,6 +28,8 @@ class TurnResult:
     quality: float | None = None
     """The code-quality score after the turn (None when not measured)."""
     rules_broken: int = 0
+    scores: dict[str, float | None] | None = None
+    """``info["scores"]`` of the submit: clarification, planning, generation, composite."""
 
 
 @dataclass
@@ -46,6 +48,12 @@ class EpisodeResult:
     @property
     def solved_turns(self) -> int:
         return sum(t.failure_class is None for t in self.turns)
+
+    def mean_scores(self) -> dict[str, float | None]:
+        """Each dialogue score averaged over the turns that measured it (None if none did)."""
+        keys = ("clarification", "planning", "generation", "composite")
+        values = {k: [t.scores[k] for t in self.turns if t.scores and t.scores.get(k) is not None] for k in keys}
+        return {k: round(sum(v) / len(v), 6) if v else None for k, v in values.items()}
 
 
 class Recorder:
@@ -143,9 +151,11 @@ def run_episode(
                 grade["regression_total"], len(grade["newly_broken"]), grade["failure_class"], round(turn_reward, 6),
                 (grade.get("quality") or {}).get("score"), len(grade.get("rules", {}).get("broken", ())),
             )  # fmt: skip
+            done.scores = info.get("scores")
             result.turns.append(done)
             if recorder:
-                recorder.turn({**asdict(done), "grade": grade, "reward_terms": info["reward_terms"], "commit": info["commit"]})
+                recorder.turn({**asdict(done), "grade": grade, "reward_terms": info["reward_terms"], "commit": info["commit"],
+                               "dialogue": info.get("dialogue")})  # fmt: skip
             if on_turn:
                 on_turn(done)
             turn_steps, turn_reward = 0, 0.0
@@ -154,7 +164,7 @@ def run_episode(
             break
     result.total_reward = round(result.total_reward, 6)
     if recorder:
-        recorder.finish({**asdict(result), "solved_turns": result.solved_turns})
+        recorder.finish({**asdict(result), "solved_turns": result.solved_turns, "scores": result.mean_scores()})
     return result
 
 

@@ -8,6 +8,10 @@ Layout of a task folder::
     turns/NN-slug/turn.yaml    title, kind, prompts (paraphrases), context_files, retires
     turns/NN-slug/reference.patch
     turns/NN-slug/tests/test_*.py   the turn's hidden tests
+    turns/NN-slug/repro.py     optional reproduction script of a bug report (``repro``)
+
+A turn may also carry a hidden spec (``spec``), key decisions (``decisions``), reference
+plans and template variables: see ``TurnSpec`` and ``stamina_gym.user``.
 
 A hidden test id is ``<turn dir>/<file>::<function>`` (``::Class::method`` for methods).
 Tasks outside the package are found through STAMINA_GYM_TASKS (folders separated by
@@ -19,11 +23,12 @@ from __future__ import annotations
 import ast
 import functools
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from stamina_gym.config import format_validation_error, load_yaml
 from stamina_gym.errors import ConfigError, TaskError
@@ -73,6 +78,105 @@ class MemoryProbe(_Strict):
     """This turn's tests that check it: ``<file>`` or ``<file>::<test>``."""
 
 
+class KeyPoint(_Strict):
+    """One requirement of a hidden spec: what the user knows and says only when asked."""
+
+    id: str = Field(pattern=r"^[a-z0-9_-]+$")
+    keywords: tuple[str, ...] = ()
+    """Words or short phrases; a question holding every word of one of them (after
+    stemming, any order) touches this point."""
+    phrasings: tuple[str, ...] = Field(min_length=1)
+    """Example questions about this point; a question close enough to one of them (BM25,
+    see ``stamina_gym.user.match``) touches it too. The first is the one the oracle asks."""
+    answer: str
+    """What the user says when the point is asked about, in the user's voice."""
+    value: tuple[str, ...] = ()
+    """Words a requirement summary must state for this point (e.g. ``["5", "attempts"]``)."""
+
+
+class HiddenSpec(_Strict):
+    """The full requirements behind a deliberately vague request (a clarification turn)."""
+
+    key_points: tuple[KeyPoint, ...] = Field(min_length=1)
+
+
+class PlanStep(_Strict):
+    """One step of a plan, as the ``plan`` tool takes it and as reference plans are written."""
+
+    description: str = Field(min_length=1)
+    details: str = ""
+    depends_on: tuple[int, ...] = ()
+    """1-based numbers of earlier steps this one needs."""
+
+
+class Plan(_Strict):
+    """An ordered plan."""
+
+    steps: tuple[PlanStep, ...] = Field(min_length=1)
+
+
+class Alternative(_Strict):
+    """One way to settle a key decision."""
+
+    name: str
+    mentions: tuple[str, ...] = Field(min_length=1)
+    """Words or phrases by which a plan names this alternative."""
+    code: tuple[str, ...] = ()
+    """What the decision's detector looks for in the code: regexes (``mentions``),
+    called names (``calls``) or imported modules (``imports``). Required for acceptable
+    alternatives; a wrong one without it cannot be confirmed in the code."""
+
+
+class Decision(_Strict):
+    """A key decision of a planning turn, with the alternatives that are acceptable."""
+
+    id: str = Field(pattern=r"^[a-z0-9_-]+$")
+    topic: str
+    kind: Literal["mentions", "calls", "imports"]
+    """Detector that checks the code follows the plan (``stamina_gym.user.adherence``)."""
+    accept: tuple[Alternative, ...] = Field(min_length=1)
+    reject: tuple[Alternative, ...] = ()
+    """Alternatives a plan may name that are wrong for this request."""
+
+    @model_validator(mode="after")
+    def _acceptable_ones_are_detectable(self) -> "Decision":
+        missing = [alt.name for alt in self.accept if not alt.code]
+        if missing:
+            raise ValueError(f"acceptable alternative(s) {', '.join(missing)} need code patterns for the {self.kind} detector")
+        if self.kind == "mentions":
+            for alt in (*self.accept, *self.reject):
+                for pattern in alt.code:
+                    try:
+                        re.compile(pattern)
+                    except re.error as exc:
+                        raise ValueError(f"{alt.name}: code pattern {pattern!r} is not a regex: {exc}") from None
+        return self
+
+
+class RepoVariable(_Strict):
+    """A template variable filled from the agent's own repository when the turn begins."""
+
+    source: Literal["file", "function"]
+    """``file``: the first file (sorted) matching ``glob`` and ``pattern``; ``function``:
+    the first function defined in such a file whose name matches ``pattern``."""
+    glob: str = "**/*.py"
+    pattern: str = ".*"
+    """A regex searched in the file path or the function name."""
+    default: str
+    """The value when nothing in the repository matches."""
+
+
+class Repro(_Strict):
+    """A reproduction script run on the agent's code when the turn begins; its real output
+    fills ``{{ repro_output }}`` (and its text ``{{ repro_script }}``) in the prompt."""
+
+    script: str = "repro.py"
+    """File in the turn folder; it runs with the repository on ``PYTHONPATH``."""
+    timeout_s: float = Field(30.0, gt=0)
+    max_chars: int = Field(3000, ge=100)
+    """Longest output pasted; the start is cut, the end (the traceback) kept."""
+
+
 class TurnSpec(_Strict):
     """``turns/NN-slug/turn.yaml``."""
 
@@ -90,6 +194,17 @@ class TurnSpec(_Strict):
     them (and outside ``tests/``) is reported and costs reward; empty: no limit."""
     memory: tuple[MemoryProbe, ...] = ()
     """Facts from earlier turns that this turn's hidden tests check."""
+    spec: HiddenSpec | None = None
+    """Hidden requirements the user reveals through ``ask``: makes this a clarification turn."""
+    decisions: tuple[Decision, ...] = ()
+    """Key decisions a ``plan`` should settle: makes this a planning turn."""
+    reference_plans: tuple[Plan, ...] = ()
+    """Plans that settle every decision well; the oracle submits the first."""
+    variables: dict[str, tuple[str, ...] | RepoVariable] = {}
+    """Template variables of the prompts (``{{ name }}``, rendered strictly): a list of
+    values (the episode seed picks one) or a value found in the agent's repository."""
+    repro: Repro | None = None
+    """A reproduction script whose output on the agent's code is pasted into the prompt."""
 
 
 @dataclass(frozen=True)
@@ -198,6 +313,8 @@ def load_task_dir(root: Path) -> Task:
         assert isinstance(spec, TurnSpec)
         if not (turn_dir / "reference.patch").is_file():
             raise TaskError(f"{turn_dir}: missing reference.patch")
+        if spec.repro and not (turn_dir / spec.repro.script).is_file():
+            raise TaskError(f"{turn_dir}: repro.script {spec.repro.script!r} is not a file in the turn folder")
         turn = Turn(index=index, id=turn_dir.name, spec=spec, dir=turn_dir)
         if not turn.test_ids:
             raise TaskError(f"{turn_dir}: no hidden tests (tests/test_*.py with test functions)")

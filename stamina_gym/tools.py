@@ -31,6 +31,8 @@ class ToolContext:
     sandbox: Sandbox
     timeout_s: float = 60.0
     """Longest a ``run`` command may take; an agent may ask for less, never more."""
+    dialogue: Any = None
+    """The turn's ``stamina_gym.user.dialogue.Dialogue``: the user ``ask`` and ``plan`` talk to."""
 
     def mounts(self) -> list[Mount]:
         return [Mount(self.workspace.path, REPO_MOUNT, writable=True)]
@@ -41,6 +43,8 @@ class Param:
     type: type | tuple[type, ...]
     required: bool = False
     doc: str = ""
+    schema: dict | None = None
+    """JSON schema of the value when its Python type alone says too little (a list of objects)."""
 
 
 @dataclass(frozen=True)
@@ -185,6 +189,42 @@ def run_tests(ctx: ToolContext, args: list | None = None) -> str:
     return _PYTEST_TIME.sub("", _format_run(result))
 
 
+def _dialogue(ctx: ToolContext, tool: str):
+    if ctx.dialogue is None:
+        raise ToolError(f"{tool}: there is no user to talk to outside an episode")
+    return ctx.dialogue
+
+
+def ask(ctx: ToolContext, question: str) -> str:
+    return _dialogue(ctx, "ask").ask(question)
+
+
+def plan(ctx: ToolContext, steps: list) -> str:
+    return _dialogue(ctx, "plan").submit_plan(steps)
+
+
+def summarize(ctx: ToolContext, requirements: dict) -> str:
+    return _dialogue(ctx, "summarize").summarize(requirements)
+
+
+_PLAN_STEPS = {
+    "type": "array",
+    "items": {
+        "anyOf": [
+            {"type": "string"},
+            {
+                "type": "object",
+                "properties": {
+                    "description": {"type": "string"},
+                    "details": {"type": "string"},
+                    "depends_on": {"type": "array", "items": {"type": "integer"}},
+                },
+                "required": ["description"],
+            },
+        ]
+    },
+}
+
 TOOLS: dict[str, Tool] = {
     t.name: t
     for t in [
@@ -207,6 +247,12 @@ TOOLS: dict[str, Tool] = {
         Tool("run_tests", "Run the repository's own tests with pytest; args are passed to pytest.",
              {"args": Param(list, doc="extra pytest arguments, e.g. [\"tests/test_api.py\", \"-x\"]")},
              run_tests, changes_files=True),
+        Tool("ask", "Ask the user one question about the request; the answer comes back. Ask before you code.",
+             {"question": Param(str, True)}, ask),
+        Tool("plan", "Submit your plan: ordered steps, each a string or {description, details?, depends_on?: [earlier step numbers]}.",
+             {"steps": Param(list, True, schema=_PLAN_STEPS)}, plan),
+        Tool("summarize", "State the clarified requirements as an object (requirement -> value); closes the questions.",
+             {"requirements": Param(dict, True)}, summarize),
         Tool("submit", "Finish the turn: the work is graded and the next request arrives.", {}, None),
     ]
 }  # fmt: skip
@@ -246,6 +292,36 @@ def parse_action(action: Any) -> tuple[Tool, dict[str, Any]]:
 
 
 _USAGE = 'write for example {"tool": "read_file", "path": "README.md"}'
+
+
+_JSON_TYPES: dict[Any, dict[str, Any]] = {
+    str: {"type": "string"},
+    int: {"type": "integer"},
+    float: {"type": "number"},
+    (int, float): {"type": "number"},
+    bool: {"type": "boolean"},
+    list: {"type": "array", "items": {"type": "string"}},
+    dict: {"type": "object", "additionalProperties": {"type": "string"}},
+}
+
+
+def openai_tools() -> list[dict[str, Any]]:
+    """Every tool as an OpenAI function-tool schema (chat-completions ``tools``)."""
+    schema = []
+    for tool in TOOLS.values():
+        properties = {}
+        for name, param in tool.params.items():
+            if param.schema is None and param.type not in _JSON_TYPES:
+                raise TypeError(f"tool {tool.name}: no JSON schema type for parameter {name} of type {param.type}")
+            properties[name] = {**(param.schema or _JSON_TYPES[param.type]), **({"description": param.doc} if param.doc else {})}
+        parameters = {
+            "type": "object",
+            "properties": properties,
+            "required": [name for name, param in tool.params.items() if param.required],
+            "additionalProperties": False,
+        }
+        schema.append({"type": "function", "function": {"name": tool.name, "description": tool.doc, "parameters": parameters}})
+    return schema
 
 
 def describe_tools() -> str:

@@ -21,6 +21,7 @@ from stamina_gym.quality.measure import read_tree
 from stamina_gym.quality.review import scope_result
 from stamina_gym.quality.rules import check_rules
 from stamina_gym.task import Task, Turn
+from stamina_gym.user.checks import check_dialogue_data, check_dialogue_state
 from stamina_gym.workspace import Workspace
 
 
@@ -58,6 +59,7 @@ def check_data(task: Task) -> list[Problem]:
             problems.append(Problem(0, f"rule id {rule.id!r} is used more than once"))
         if rule.from_turn > len(task.turns):
             problems.append(Problem(0, f"rule {rule.id!r} starts at turn {rule.from_turn}, after the last turn"))
+    problems += [Problem(turn, message) for turn, message in check_dialogue_data(task)]
     return problems
 
 
@@ -86,6 +88,7 @@ def validate_task(
             found = _check_state(task, state, workspace, sandbox, root)
             if state > 0:
                 found += _check_conventions(task, task.turns[state - 1], workspace)
+            found += [Problem(turn, message) for turn, message in check_dialogue_state(task, state, workspace, sandbox, root)]
             problems += found
             progress(f"state after turn {state:>3}/{len(task.turns)}: " + ("ok" if not found else f"{len(found)} problem(s)"))
     finally:

@@ -158,8 +158,10 @@ def test_reward_terms_of_a_full_episode(env):
         act(env, tool="apply_patch", patch=turn.reference_patch)
         observation, reward, terminated, truncated, info = env.step({"tool": "submit"})
         terms = info["reward_terms"]
-        assert {k: terms[k] for k in ("tests", "bonus", "regression", "rules", "scope")} == {
-            "tests": 1.0, "bonus": 0.5, "regression": -0.0, "rules": -0.0, "scope": 0.0
+        fixed = ("tests", "bonus", "regression", "rules", "scope", "clarification", "planning", "generation")
+        assert {k: terms[k] for k in fixed} == {
+            "tests": 1.0, "bonus": 0.5, "regression": -0.0, "rules": -0.0, "scope": 0.0,
+            "clarification": 0.0, "planning": 0.0, "generation": 0.0,
         }
         assert terms["quality"] == pytest.approx(info["grade"]["quality"]["score_delta"])
         rewards.append((reward, sum(terms.values())))

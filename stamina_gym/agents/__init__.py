@@ -32,6 +32,7 @@ AGENTS = Registry(
         "null": "stamina_gym.agents.oracle:NullAgent",
         "command": "stamina_gym.agents.command:CommandAgent",
         "openai": "stamina_gym.agents.openai_chat:OpenAIChatAgent",
+        "cpg": "stamina_gym.agents.cpg:ClarifyPlanGenerateAgent",
     },
 )
 

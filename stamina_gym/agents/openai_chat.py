@@ -26,14 +26,6 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from stamina_gym.agents import AgentError
 from stamina_gym.errors import ConfigError
 
-_JSON_TYPES: dict[Any, dict[str, Any]] = {
-    str: {"type": "string"},
-    int: {"type": "integer"},
-    float: {"type": "number"},
-    (int, float): {"type": "number"},
-    bool: {"type": "boolean"},
-    list: {"type": "array", "items": {"type": "string"}},
-}
 _NUDGE = "Reply with tool calls only. Call submit when this request is done."
 MAX_TEXT_REPLIES = 3
 """Replies in a row without a tool call after which the turn is submitted."""
@@ -67,23 +59,9 @@ class OpenAIChatConfig(BaseModel):
 
 def tool_schema() -> list[dict[str, Any]]:
     """Chat-completions ``tools`` generated from ``stamina_gym.tools.TOOLS``."""
-    from stamina_gym.tools import TOOLS
+    from stamina_gym.tools import openai_tools
 
-    schema = []
-    for tool in TOOLS.values():
-        properties = {}
-        for name, param in tool.params.items():
-            if param.type not in _JSON_TYPES:
-                raise TypeError(f"tool {tool.name}: no JSON schema type for parameter {name} of type {param.type}")
-            properties[name] = {**_JSON_TYPES[param.type], **({"description": param.doc} if param.doc else {})}
-        parameters = {
-            "type": "object",
-            "properties": properties,
-            "required": [name for name, param in tool.params.items() if param.required],
-            "additionalProperties": False,
-        }
-        schema.append({"type": "function", "function": {"name": tool.name, "description": tool.doc, "parameters": parameters}})
-    return schema
+    return openai_tools()
 
 
 def estimate_tokens(message: dict[str, Any]) -> int:

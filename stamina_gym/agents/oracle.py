@@ -1,5 +1,5 @@
-"""Deterministic reference policies: ``oracle`` (replays the reference patches, so every
-turn gets the maximum reward) and ``null`` (submits at once, so every turn's new tests
+"""Deterministic reference policies: ``oracle`` (asks the key questions, submits the
+reference plan and replays the reference patches, so every turn gets the maximum reward) and ``null`` (submits at once, so every turn's new tests
 fail: the proof that the tests discriminate)."""
 
 from __future__ import annotations
@@ -8,23 +8,46 @@ from typing import Any
 
 
 class OracleAgent:
-    """Applies the turn's reference patch, then submits. Reads the task: privileged."""
+    """Plays every turn perfectly. Reads the task: privileged. On a turn with a hidden spec
+    it first asks about each key point no earlier question touched (the point's first
+    phrasing), then submits the first reference plan if the turn has one, then applies
+    the reference patch and submits."""
 
     name = "oracle"
 
     def __init__(self) -> None:
         self._env: Any = None
-        self._patched: int | None = None
+        self._turn: int | None = None
+        self._queue: list[dict[str, Any]] = []
 
     def reset(self, env: Any) -> None:
-        self._env, self._patched = env.unwrapped, None
+        self._env, self._turn, self._queue = env.unwrapped, None, []
+
+    def _next_question(self) -> dict[str, Any] | None:
+        dialogue = self._env.dialogue
+        spec = dialogue.turn.spec.spec if dialogue else None
+        if spec is None:
+            return None
+        touched = {p for q in dialogue.questions for p in q.points}
+        for point in spec.key_points:
+            if point.id not in touched:
+                return {"tool": "ask", "question": point.phrasings[0]}
+        return None
 
     def act(self, observation: dict[str, Any]) -> dict[str, Any]:
         turn = int(observation["turn"])
-        if self._patched != turn:
-            self._patched = turn
-            return {"tool": "apply_patch", "patch": self._env.turns[turn].reference_patch}
-        return {"tool": "submit"}
+        if self._turn != turn:
+            self._turn = turn
+            spec = self._env.turns[turn].spec
+            self._queue = [{"tool": "plan", "steps": [s.model_dump() for s in spec.reference_plans[0].steps]}] if spec.reference_plans else []
+            self._queue += [{"tool": "apply_patch", "patch": self._env.turns[turn].reference_patch}, {"tool": "submit"}]
+            self._asking = True
+        if self._asking:
+            question = self._next_question()
+            if question is not None:
+                return question
+            self._asking = False
+        return self._queue.pop(0)
 
     def close(self) -> None:
         self._env = None

@@ -1,0 +1,3 @@
+from calc.stats import mean
+
+print(mean([1, None, 3]))
