@@ -37,6 +37,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise StaminaError(unknown_name("env", args.env, ours))
     agent = make_agent(args.agent, **_parse_agent_args(args.agent_arg))
     overrides = {"max_turns": args.turns} if args.turns else {}
+    if args.sandbox:
+        overrides["sandbox"] = {"kind": args.sandbox}
     env = gym.make(args.env, **overrides)
     out = Path(args.out or f"runs/{args.env}-{args.agent}-seed{args.seed}-{time.strftime('%Y%m%d-%H%M%S')}")
     try:
@@ -85,6 +87,26 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0 if not problems else 1
 
 
+def cmd_docker_clean(args: argparse.Namespace) -> int:
+    from stamina_gym.sandbox.docker import clean
+
+    removed = clean(stale_only=args.stale)
+    for name in removed:
+        print(f"removed {name}")
+    print(f"{len(removed)} container(s) removed")
+    return 0
+
+
+def cmd_docker_build(args: argparse.Namespace) -> int:
+    from stamina_gym.sandbox.image import build, image_tag
+
+    if args.print_tag:
+        print(image_tag())
+        return 0
+    print(build(mirror=args.mirror, force=args.force))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="stamina-gym", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -97,11 +119,20 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--turns", type=int, help="play only the first N turns")
     run.add_argument("--out", help="records folder (default runs/<env>-<agent>-seed<N>-<time>)")
     run.add_argument("--tasks", action="append", default=[], metavar="DIR", help="extra task folder (repeatable)")
+    run.add_argument("--sandbox", choices=["local", "docker"], help="sandbox backend (default: the env spec's)")
     run.set_defaults(func=cmd_run)
     val = sub.add_parser("validate", help="replay a task's reference patches and check every turn's tests")
     val.add_argument("target", help="task id, task folder or env id")
     val.add_argument("--tasks", action="append", default=[], metavar="DIR", help="extra task folder (repeatable)")
     val.set_defaults(func=cmd_validate)
+    clean = sub.add_parser("docker-clean", help="remove the docker sandbox containers stamina-gym started")
+    clean.add_argument("--stale", action="store_true", help="only those whose owning process has ended")
+    clean.set_defaults(func=cmd_docker_clean)
+    build = sub.add_parser("docker-build", help="build the docker sandbox image (skipped when its tag is present)")
+    build.add_argument("--mirror", help="Debian mirror URI (default: this machine's apt sources)")
+    build.add_argument("--force", action="store_true", help="rebuild even when the tag is present")
+    build.add_argument("--print-tag", action="store_true", help="print the tag of the current recipe and exit")
+    build.set_defaults(func=cmd_docker_build)
     return parser
 
 
