@@ -39,6 +39,7 @@ import tarfile
 import tempfile
 import time
 import weakref
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 from typing import Iterator, Mapping, Sequence
 
@@ -131,6 +132,7 @@ class DockerSandbox:
         self._work: _Container | None = None
         self._grade: _Container | None = None
         self._ids: list[str] = []
+        self._pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="stamina-gym-docker")
         self._finalizer = weakref.finalize(self, _remove_quietly, self._client, self._ids)
 
     # -- public -------------------------------------------------------------------------
@@ -197,6 +199,7 @@ class DockerSandbox:
 
     def close(self) -> None:
         """Remove this env's containers (and their volumes)."""
+        self._pool.shutdown(wait=True)
         self._finalizer()
         self._work = self._grade = None
         self._client.close()
@@ -358,52 +361,83 @@ class DockerSandbox:
     # -- grading trees in and out -------------------------------------------------------
 
     def _copy_in(self, container: "_Container", mounts: Sequence[Mount]) -> None:
-        docker = _docker()
+        """Each tree goes in as one tar, all at once; entries belong to the sandbox uid
+        (writable trees) or the keeper (read-only ones)."""
+        self._await_wipe(container)
         targets = [m.target for m in mounts]
-        for mount in mounts:
-            nested = [_relative(t, mount.target) for t in targets if t != mount.target and _relative(t, mount.target)]
-            owner = self.uid if mount.writable else self.keeper
-            with tempfile.TemporaryFile() as data:
-                _pack(Path(mount.source), data, owner, writable=mount.writable, skip=nested)
+        archives = []
+        try:
+            for mount in mounts:
+                nested = [_relative(t, mount.target) for t in targets if t != mount.target and _relative(t, mount.target)]
+                data = tempfile.TemporaryFile()
+                archives.append(data)
+                _pack(Path(mount.source), data, self.uid if mount.writable else self.keeper, writable=mount.writable, skip=nested)
                 data.seek(0)
-                try:
-                    self._client.api.put_archive(container.id, mount.target, data)
-                except docker.errors.DockerException as exc:
-                    raise SandboxError(f"could not copy {mount.source} into {mount.target}: {exc}") from None
+            list(self._pool.map(lambda pair: self._put(container, *pair), zip(mounts, archives)))
+        finally:
+            for data in archives:
+                data.close()
+
+    def _put(self, container: "_Container", mount: Mount, data) -> None:
+        docker = _docker()
+        try:
+            self._client.api.put_archive(container.id, mount.target, data)
+        except docker.errors.DockerException as exc:
+            raise SandboxError(f"could not copy {mount.source} into {mount.target}: {exc}") from None
 
     def _copy_out(self, container: "_Container", mounts: Sequence[Mount]) -> None:
         """Writable trees come back as regular files and folders only (no links, no
         special files, no paths outside), replacing what the host folder held."""
-        docker = _docker()
         targets = [m.target for m in mounts]
-        for mount in (m for m in mounts if m.writable):
+        writable = [m for m in mounts if m.writable]
+        archives = list(self._pool.map(lambda mount: self._get(container, mount), writable))
+        for mount, data in zip(writable, archives):
             nested = [_relative(t, mount.target) for t in targets if t != mount.target and _relative(t, mount.target)]
-            with tempfile.TemporaryFile() as data:
-                try:
-                    stream, _ = self._client.api.get_archive(container.id, mount.target)
-                    for chunk in stream:
-                        data.write(chunk)
-                except docker.errors.DockerException as exc:
-                    raise SandboxError(f"could not copy {mount.target} out of the sandbox: {exc}") from None
-                data.seek(0)
+            with data:
                 try:
                     _unpack(data, Path(mount.source), skip=nested)
                 except (OSError, tarfile.TarError) as exc:
                     raise SandboxError(f"could not unpack {mount.target} from the sandbox: {exc}") from None
 
+    def _get(self, container: "_Container", mount: Mount):
+        docker = _docker()
+        data = tempfile.TemporaryFile()
+        try:
+            stream, _ = self._client.api.get_archive(container.id, mount.target)
+            for chunk in stream:
+                data.write(chunk)
+        except docker.errors.DockerException as exc:
+            data.close()
+            raise SandboxError(f"could not copy {mount.target} out of the sandbox: {exc}") from None
+        data.seek(0)
+        return data
+
     def _wipe(self, container: "_Container", mounts: Sequence[Mount]) -> None:
-        """Empty every grading tree: the sandbox uid its own, the keeper the read-only ones."""
-        for writable, user in ((True, self.uid), (False, self.keeper)):
-            paths = " ".join(_quote(m.target) for m in mounts if m.writable == writable)
-            if paths:
-                chmod = f"chmod -R u+rwX {paths} 2>/dev/null; " if writable else ""
-                self._housekeeping(container, user, f"{chmod}find {paths} -xdev -mindepth 1 -delete 2>/dev/null; true")
+        """Empty every grading tree: the sandbox uid its own, the keeper the read-only ones.
+        It runs in the background; the next copy-in waits for it."""
+
+        def wipe() -> None:
+            for writable, user in ((True, self.uid), (False, self.keeper)):
+                paths = " ".join(_quote(m.target) for m in mounts if m.writable == writable)
+                if paths:
+                    # Read-only trees are read-only to their owner too until it opens them again.
+                    script = f"chmod -R u+rwX {paths} 2>/dev/null; find {paths} -xdev -mindepth 1 -delete 2>/dev/null; true"
+                    self._housekeeping(container, user, script)
+
+        container.wipe = self._pool.submit(wipe)
+
+    def _await_wipe(self, container: "_Container") -> None:
+        if container.wipe is not None:
+            wipe, container.wipe = container.wipe, None
+            wipe.result(timeout=2 * HOUSEKEEPING_S)
 
 
 class _Container:
     def __init__(self, container_id: str, layout: frozenset) -> None:
         self.id = container_id
         self.layout = layout
+        self.wipe: Future | None = None
+        """The background wipe of the last grading run; the next run waits for it."""
 
 
 class _Frames:
