@@ -147,3 +147,10 @@ def test_without_bwrap_it_warns_loudly_and_names_what_is_lost():
         assert info["grade"]["failure_class"] is None
     finally:
         env.close()
+
+
+def test_ipc_objects_do_not_outlive_their_command(env):
+    output, _, _ = act(env, tool="run", command="ipcmk -M 4096 && ipcs -m")
+    assert "Shared memory id" in output and "4096" in output, output
+    output, _, _ = act(env, tool="run", command="ipcs -m")
+    assert "4096" not in output, output

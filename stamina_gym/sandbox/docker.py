@@ -19,7 +19,8 @@ user: the container's own process runs as a keeper uid and each command as the s
 uid, so a command cannot kill the container. Each command runs under ``timeout -s KILL``
 with rlimits on CPU time, file size and address space; when it ends (or when the host's
 own deadline passes first) every process of the sandbox uid is killed and ``/tmp`` is
-emptied, so no process outlives its command and no file outlives it outside ``/repo``.
+emptied (with ``/dev/shm`` and the IPC objects of the uid), so no process outlives its
+command and nothing it made outlives it outside ``/repo``.
 
 Containers carry ``org.stamina-gym.*`` labels naming the process that owns them. They are
 removed on ``close``, when the sandbox is garbage-collected or the interpreter exits, by
@@ -72,8 +73,9 @@ shift 4
 timeout -s KILL "$limit" "$@"
 status=$?
 kill -KILL -1 2>/dev/null
+ipcrm --all 2>/dev/null
 shopt -s dotglob nullglob
-scratch=(/tmp/* /dev/shm/*)
+scratch=(/tmp/* /dev/shm/* /dev/mqueue/*)
 if ((${#scratch[@]})); then chmod -R u+rwX "${scratch[@]}" 2>/dev/null; rm -rf "${scratch[@]}" 2>/dev/null; fi
 exit "$status"
 """
@@ -355,8 +357,16 @@ class DockerSandbox:
             _close_stream(sock)
 
     def _kill_all(self, container: "_Container") -> None:
-        """SIGKILL every process of the sandbox uid (``kill -1`` spares the caller only)."""
-        self._housekeeping(container, self.uid, "kill -KILL -1")
+        """SIGKILL every process of the sandbox uid (``kill -1`` spares the caller only).
+        Detached: the caller keeps draining the killed command's output meanwhile, since
+        the engine does not finish an exec whose output nobody reads."""
+        docker = _docker()
+        api = self._client.api
+        try:
+            exec_id = api.exec_create(container.id, ["bash", "-c", "kill -KILL -1"], user=f"{self.uid}:{self.uid}", workdir="/")["Id"]
+            api.exec_start(exec_id, detach=True)
+        except docker.errors.DockerException as exc:
+            raise SandboxError(f"could not kill the command in {container.id[:12]}: {exc}") from None
 
     # -- grading trees in and out -------------------------------------------------------
 
