@@ -10,6 +10,10 @@ pylint, bandit and radon as command lines on the same files, the floors (interpr
 start, pytest import, a git restore), and the simulated user's ask step on
 StaminaClarify-v0 against a read_file step. Measurements are
 interleaved so that noise on this shared machine hits both sides of a ratio alike.
+
+Where a Docker engine answers and the sandbox image is built, a second table puts the
+docker backend beside the local one: reset, a read_file step, a run step, a submit and
+the grading of all turns, interleaved (``--no-docker`` skips it).
 """
 
 from __future__ import annotations
@@ -129,12 +133,67 @@ def dialogue_rows(n: int) -> list[tuple]:
         ("ask step (rule user, BM25 match)", median_ms(asks), "read_file step, same env", median_ms(reads)),
         ("key-point matcher build (per turn)", median_ms(builds), "", None),
     ]
+def compare_backends(env_id: str, n: int) -> list[tuple[str, float, float]]:
+    """(measure, docker median ms, local median ms), measured side by side."""
+    envs = {kind: gym.make(env_id, sandbox=kind) for kind in ("docker", "local")}
+    samples: dict[tuple[str, str], list[float]] = {}
+
+    def record(kind: str, name: str, fn) -> None:
+        samples.setdefault((kind, name), []).append(timed(fn))
+
+    try:
+        for kind, env in envs.items():
+            env.reset(seed=0)
+            record(kind, "first command (docker: starts the container)", lambda: env.step({"tool": "run", "command": "true"}))
+        for _ in range(n):
+            for kind, env in envs.items():
+                inner = env.unwrapped
+                record(kind, "reset", lambda: env.reset(seed=0))
+                record(kind, "read_file step", lambda: env.step({"tool": "read_file", "path": "README.md"}))
+                record(kind, "run step (true)", lambda: env.step({"tool": "run", "command": "true"}))
+                env.step({"tool": "apply_patch", "patch": inner.turns[0].reference_patch})
+                record(kind, "submit, turn 1", lambda: env.step({"tool": "submit"}))
+        for kind, env in envs.items():
+            inner = env.unwrapped
+            env.reset(seed=0)
+            for turn in inner.turns:
+                inner.workspace.apply_patch(turn.reference_patch)
+            inner._sandbox.prepare(inner.workspace.path)
+        scratch = Path(tempfile.mkdtemp())
+        for _ in range(max(n // 3, 3)):
+            for kind, env in envs.items():
+                inner = env.unwrapped
+                record(kind, f"grading, all {len(inner.turns)} turns' tests", lambda: run_hidden_tests(
+                    source=inner.workspace.path, task=inner.task, turns=inner.turns, sandbox=inner._sandbox,
+                    scratch=scratch, timeout=300))  # fmt: skip
+        shutil.rmtree(scratch, ignore_errors=True)
+    finally:
+        for env in envs.values():
+            env.close()
+    names = [name for kind, name in samples if kind == "docker"]
+    return [(name, median_ms(samples["docker", name]), median_ms(samples["local", name])) for name in names]
+
+
+def docker_unavailable() -> str | None:
+    from stamina_gym.errors import SandboxError
+    from stamina_gym.sandbox.docker import connect
+    from stamina_gym.sandbox.image import image_present, image_tag
+
+    try:
+        client = connect()
+    except SandboxError as exc:
+        return str(exc)
+    try:
+        return None if image_present(client, image_tag()) else f"image {image_tag()} is not built (scripts/build_image.sh)"
+    finally:
+        client.close()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", default="StaminaTodo-v0")
     parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--no-docker", action="store_true", help="skip the docker-vs-local table")
     args = parser.parse_args()
     n = args.repeat
 
@@ -204,6 +263,15 @@ def main() -> None:
         ratio = f"{ours / base:6.2f}" if base else ""
         base_text = f"{base:10.1f}" if base else ""
         print(f"{name:<42} {ours:10.1f}   {base_name:<34} {base_text:>10} {ratio:>6}")
+
+    problem = "--no-docker was given" if args.no_docker else docker_unavailable()
+    if problem:
+        print(f"\ndocker backend not measured: {problem}")
+        return
+    print(f"measuring the docker backend beside the local one, {n} repeats each ...", file=sys.stderr)
+    print(f"\n{'measure (docker vs local sandbox)':<46} {'docker ms':>10} {'local ms':>10} {'ratio':>6}")
+    for name, docker_ms, local_ms in compare_backends(args.env, n):
+        print(f"{name:<46} {docker_ms:10.1f} {local_ms:10.1f} {docker_ms / local_ms:6.2f}")
 
 
 if __name__ == "__main__":

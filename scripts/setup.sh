@@ -11,6 +11,10 @@ command -v setpriv >/dev/null 2>&1 || need_apt+=(util-linux)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
 # The HTML report of `stamina-gym eval` is checked in a real headless browser.
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+# The docker sandbox image is bootstrapped with mmdebstrap, wanted only where an engine runs.
+if command -v docker >/dev/null 2>&1 && timeout 20 docker info >/dev/null 2>&1; then
+  command -v mmdebstrap >/dev/null 2>&1 || need_apt+=(mmdebstrap)
+fi
 if ((${#need_apt[@]})); then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing ${need_apt[*]} with apt-get" >&2

@@ -4,6 +4,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# Docker tests run wherever an engine answers (the image is built first, once per recipe).
+if problem=$(.venv/bin/python -c 'from stamina_gym.sandbox.docker import engine_problem as p; print(p() or "")') && [ -z "$problem" ]; then
+  echo "test.sh: a Docker engine answers: the docker sandbox tests run" >&2
+  .venv/bin/stamina-gym docker-build
+else
+  echo "test.sh: docker sandbox tests are SKIPPED: ${problem:-the engine check failed}" >&2
+fi
 status=0
 .venv/bin/python -m pytest "$@" || status=$?
 # pytest exits 5 when it collected no test: report it as a failure, with the reason.

@@ -39,6 +39,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     overrides = {"max_turns": args.turns} if args.turns else {}
     if args.user:
         overrides["user"] = {"kind": args.user}
+    if args.sandbox:
+        overrides["sandbox"] = {"kind": args.sandbox}
     env = gym.make(args.env, **overrides)
     out = Path(args.out or f"runs/{args.env}-{args.agent}-seed{args.seed}-{time.strftime('%Y%m%d-%H%M%S')}")
     try:
@@ -164,6 +166,23 @@ def cmd_collect(args: argparse.Namespace) -> int:
     print(f"{len(result.records)} episode(s) in {result.wall_s:.1f}s ({summary['episodes_per_hour']} episodes/hour), "
           f"{len(result.failed)} failed; wrote {steps_path} ({steps} rows), {episodes_path} ({len(result.records)} rows)"
           + (f", Minari dataset {args.minari}" if args.minari else ""))
+def cmd_docker_clean(args: argparse.Namespace) -> int:
+    from stamina_gym.sandbox.docker import clean
+
+    removed = clean(stale_only=args.stale)
+    for name in removed:
+        print(f"removed {name}")
+    print(f"{len(removed)} container(s) removed")
+    return 0
+
+
+def cmd_docker_build(args: argparse.Namespace) -> int:
+    from stamina_gym.sandbox.image import build, image_tag
+
+    if args.print_tag:
+        print(image_tag())
+        return 0
+    print(build(mirror=args.mirror, force=args.force))
     return 0
 
 
@@ -181,6 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--tasks", action="append", default=[], metavar="DIR", help="extra task folder (repeatable)")
     run.add_argument("--user", choices=["rule", "llm", "human"],
                      help="who answers the agent's questions: rule (the hidden spec), llm, or human (you, on this terminal)")
+    run.add_argument("--sandbox", choices=["local", "docker"], help="sandbox backend (default: the env spec's)")
     run.set_defaults(func=cmd_run)
     val = sub.add_parser("validate", help="replay a task's reference patches and check every turn's tests")
     val.add_argument("target", help="task id, task folder or env id")
@@ -208,6 +228,14 @@ def build_parser() -> argparse.ArgumentParser:
     col.add_argument("--out", help="output folder (default runs/collect-<env>-<agent>-<time>)")
     col.add_argument("--tasks", action="append", default=[], metavar="DIR", help="extra task folder (repeatable)")
     col.set_defaults(func=cmd_collect)
+    clean = sub.add_parser("docker-clean", help="remove the docker sandbox containers stamina-gym started")
+    clean.add_argument("--stale", action="store_true", help="only those whose owning process has ended")
+    clean.set_defaults(func=cmd_docker_clean)
+    build = sub.add_parser("docker-build", help="build the docker sandbox image (skipped when its tag is present)")
+    build.add_argument("--mirror", help="Debian mirror URI (default: this machine's apt sources)")
+    build.add_argument("--force", action="store_true", help="rebuild even when the tag is present")
+    build.add_argument("--print-tag", action="store_true", help="print the tag of the current recipe and exit")
+    build.set_defaults(func=cmd_docker_build)
     return parser
 
 

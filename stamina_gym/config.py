@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from stamina_gym.errors import ConfigError
 
@@ -94,8 +94,9 @@ class ObservationConfig(_Strict):
 class SandboxConfig(_Strict):
     """Where the agent's commands and the hidden tests run."""
 
-    kind: Literal["local"] = "local"
-    """Backend: ``local`` (bubblewrap + rlimits)."""
+    kind: Literal["local", "docker"] = "local"
+    """Backend: ``local`` (bubblewrap + rlimits) or ``docker`` (one locked-down container
+    per env for the agent's commands, one more for grading; see ``stamina_gym.sandbox.docker``)."""
 
     isolation: Literal["auto", "bwrap", "rlimits"] = "auto"
     """``bwrap`` requires bubblewrap; ``rlimits`` runs without a mount/network namespace
@@ -125,6 +126,23 @@ class SandboxConfig(_Strict):
 
     user: int = 65534
     """Unprivileged uid (and gid) that runs the agent's code when the env runs as root."""
+
+    docker_image: str | None = None
+    """docker: the image to run; by default the tag that ``stamina-gym docker-build``
+    gives the recipe in ``stamina_gym/sandbox/image.py``."""
+
+    cpus: float = Field(1.0, gt=0)
+    """docker: CPUs the container may use at once (its CPU quota)."""
+
+    tmp_mb: int = Field(256, ge=16)
+    """docker: size of the in-memory ``/tmp`` (and of each grading tree); counted in the
+    container's memory limit on top of ``memory_mb``."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _kind_shorthand(cls, data: Any) -> Any:
+        """``sandbox: docker`` is short for ``sandbox: {kind: docker}``."""
+        return {"kind": data} if isinstance(data, str) else data
 
 
 class QualityWeights(_Strict):
@@ -281,6 +299,8 @@ class EnvConfig(_Strict):
 
     def with_overrides(self, overrides: dict[str, Any]) -> "EnvConfig":
         """A copy with ``overrides`` merged in (nested dicts merge key by key)."""
+        if isinstance(overrides.get("sandbox"), str):
+            overrides = {**overrides, "sandbox": {"kind": overrides["sandbox"]}}
         merged = _deep_merge(self.model_dump(), overrides)
         return _validate(EnvConfig, merged, "gym.make(...) keyword arguments")
 

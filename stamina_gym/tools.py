@@ -12,7 +12,6 @@ import ast
 import difflib
 import json
 import re
-import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -183,7 +182,7 @@ def run(ctx: ToolContext, command: str, timeout: float | None = None) -> str:
 
 def run_tests(ctx: ToolContext, args: list | None = None) -> str:
     args = [str(a) for a in (args or [])]
-    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no", *args]
+    argv = [ctx.sandbox.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no", *args]
     result = ctx.sandbox.run(argv, mounts=ctx.mounts(), timeout=ctx.timeout_s)
     # Durations are dropped so that the same code gives the same observation.
     return _PYTEST_TIME.sub("", _format_run(result))

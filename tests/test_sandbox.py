@@ -1,5 +1,6 @@
-"""Each guarantee of the local sandbox, proved by a real attempt through the env's own
-``run`` tool; after each attempt the env must keep working."""
+"""Each guarantee of the sandbox, proved by a real attempt through the env's own ``run``
+tool, against every backend (``backend`` fixture: local bubblewrap and docker); after
+each attempt the env must keep working."""
 
 from __future__ import annotations
 
@@ -11,7 +12,11 @@ import pytest
 from stamina_gym.sandbox.local import bwrap_works
 from tests.conftest import MINI, act, mini_env
 
-pytestmark = pytest.mark.skipif(bwrap_works() is not None, reason=f"bubblewrap unusable: {bwrap_works()}")
+
+
+@pytest.fixture
+def env(sandboxed_env):
+    return sandboxed_env
 
 
 def still_works(env) -> None:
@@ -57,8 +62,8 @@ def test_memory_bomb_is_stopped(env):
     still_works(env)
 
 
-def test_fork_bomb_is_contained():
-    env = mini_env(sandbox={"timeout_s": 10, "max_processes": 64})
+def test_fork_bomb_is_contained(backend):
+    env = mini_env(sandbox={"kind": backend, "timeout_s": 10, "max_processes": 64})
     env.reset(seed=0)
     try:
         output, _, _ = act(env, tool="run", command="bomb() { bomb | bomb & }; bomb; sleep 2; echo survived")
@@ -68,8 +73,8 @@ def test_fork_bomb_is_contained():
         env.close()
 
 
-def test_infinite_loop_is_killed_with_its_children():
-    env = mini_env(sandbox={"timeout_s": 2})
+def test_infinite_loop_is_killed_with_its_children(backend):
+    env = mini_env(sandbox={"kind": backend, "timeout_s": 2})
     env.reset(seed=0)
     try:
         command = "(sleep 3; echo late > late.txt) & setsid sh -c 'sleep 3; echo late > late2.txt' & while true; do :; done"
@@ -98,8 +103,8 @@ def test_huge_output_is_cut_with_a_marker(env):
     still_works(env)
 
 
-def test_file_size_limit():
-    env = mini_env(sandbox={"file_size_mb": 1})
+def test_file_size_limit(backend):
+    env = mini_env(sandbox={"kind": backend, "file_size_mb": 1})
     env.reset(seed=0)
     try:
         output, _, _ = act(env, tool="run", command="head -c 5000000 /dev/zero > big.bin; ls -l big.bin")
@@ -124,6 +129,7 @@ def test_runs_unprivileged_when_root(env):
     assert "0000000000000000" in output
 
 
+@pytest.mark.skipif(bwrap_works() is not None, reason=f"bubblewrap unusable: {bwrap_works()}")
 def test_without_bwrap_it_warns_loudly_and_names_what_is_lost():
     env = mini_env(sandbox={"isolation": "rlimits", "timeout_s": 5})
     try:
@@ -141,3 +147,10 @@ def test_without_bwrap_it_warns_loudly_and_names_what_is_lost():
         assert info["grade"]["failure_class"] is None
     finally:
         env.close()
+
+
+def test_ipc_objects_do_not_outlive_their_command(env):
+    output, _, _ = act(env, tool="run", command="ipcmk -M 4096 && ipcs -m")
+    assert "Shared memory id" in output and "4096" in output, output
+    output, _, _ = act(env, tool="run", command="ipcs -m")
+    assert "4096" not in output, output

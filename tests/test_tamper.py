@@ -1,14 +1,17 @@
 """An agent paid for passing tests will try to get the reward without the work.
-Each attempt here is real; none may earn reward."""
+Each attempt here is real, against every sandbox backend; none may earn reward."""
 
 from __future__ import annotations
 
 import pytest
 
-from stamina_gym.sandbox.local import bwrap_works
-from tests.conftest import act, mini_env
+from tests.conftest import act
 
-pytestmark = pytest.mark.skipif(bwrap_works() is not None, reason=f"bubblewrap unusable: {bwrap_works()}")
+
+@pytest.fixture
+def env(sandboxed_env):
+    return sandboxed_env
+
 
 FORCE_PASS_CONFTEST = '''
 import pytest
@@ -124,3 +127,28 @@ def test_env_never_runs_agent_git_hooks_or_config(env, tmp_path):
     act(env, tool="run", command=f"printf '[core]\\n\\tfsmonitor = touch {marker}\\n' > .git/config; echo '* filter=x' > .gitattributes")
     act(env, tool="submit")
     assert not marker.exists()
+
+
+def test_grading_code_cannot_leave_hidden_tests_where_the_agent_looks(env):
+    """The agent opens its workspace to everyone; the code it submits copies the hidden
+    tests into it, to /tmp and to /dev/shm (where writable) while it is graded. None of it
+    comes back."""
+    act(env, tool="run", command="mkdir -p drop && chmod 777 drop .")
+    leak = (
+        "import glob, shutil\n"
+        "copied = set()\n"
+        "for folder in ('/repo', '/repo/drop', '/tmp', '/dev/shm'):\n"
+        "    for path in glob.glob('/grade/tests/**/*.py', recursive=True):\n"
+        "        try:\n"
+        "            shutil.copy(path, folder)\n"
+        "            copied.add(folder)\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "def add(a, b):\n"
+        "    return a + b if {'/repo/drop', '/tmp'} <= copied else None\n"
+    )
+    act(env, tool="write_file", path="calc/__init__.py", content=leak)
+    _, grade = submit(env)
+    assert grade["passed"] == 2, "the copies at grading time must succeed, or this test proves nothing"
+    output, _, _ = act(env, tool="run", command="grep -rl test_add_small /repo /tmp /dev/shm 2>/dev/null; echo searched")
+    assert output.strip().endswith("searched") and "test_add" not in output, output

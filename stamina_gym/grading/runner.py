@@ -71,9 +71,9 @@ def make_canaries() -> Canaries:
     return Canaries(expected, source)
 
 
-def pytest_argv(report_path: str, pythonpath: Sequence[str], test_paths: Sequence[str]) -> list[str]:
+def pytest_argv(report_path: str, pythonpath: Sequence[str], test_paths: Sequence[str], python: str = sys.executable) -> list[str]:
     return [
-        sys.executable, "-I", "-B", "-m", "pytest",
+        python, "-I", "-B", "-m", "pytest",
         "-c", f"{GRADE_MOUNT}/pytest.ini", "--rootdir", GRADE_MOUNT,
         "-p", "no:cacheprovider", "--noconftest", "--import-mode=importlib", "--continue-on-collection-errors",
         "-q", "--no-header", "-o", "junit_family=xunit1", "-o", "console_output_style=classic",
@@ -112,9 +112,9 @@ def run_hidden_tests(
         sandbox.prepare(stage / "src")
         sandbox.prepare(stage / "grade" / "report")
         mounts = [
-            Mount(stage / "src", REPO_MOUNT, writable=True),
-            Mount(stage / "grade", GRADE_MOUNT),
-            Mount(stage / "grade" / "report", f"{GRADE_MOUNT}/report", writable=True),
+            Mount(stage / "src", REPO_MOUNT, writable=True, ephemeral=True),
+            Mount(stage / "grade", GRADE_MOUNT, ephemeral=True),
+            Mount(stage / "grade" / "report", f"{GRADE_MOUNT}/report", writable=True, ephemeral=True),
         ]
         first, last = list(canaries.source)
         order = [first, *(turn.id for turn in turns), last]  # pytest keeps argument order
@@ -122,6 +122,7 @@ def run_hidden_tests(
             f"{GRADE_MOUNT}/report/junit.xml",
             [REPO_MOUNT, f"{GRADE_MOUNT}/support"],
             [f"{GRADE_MOUNT}/tests/{path}" for path in order],
+            python=sandbox.python,
         )
         try:
             run = sandbox.run(argv, mounts=mounts, timeout=timeout, env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})

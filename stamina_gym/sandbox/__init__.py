@@ -23,6 +23,10 @@ class Mount:
     source: Path
     target: str
     writable: bool = False
+    ephemeral: bool = False
+    """A tree made for this one run (a grading copy). A backend that keeps long-lived
+    state may copy it in before the run, and back out after it when writable, rather
+    than bind it; nothing of it may stay behind for later runs."""
 
 
 @dataclass(frozen=True)
@@ -49,7 +53,10 @@ class Sandbox(Protocol):
     """Runs argv with the given mounts; the workspace is one of them."""
 
     isolation: str
-    """``bwrap``, ``rlimits``, ... : what isolation this instance really has."""
+    """``bwrap``, ``rlimits``, ``docker`` ... : what isolation this instance really has."""
+
+    python: str
+    """The Python interpreter inside the sandbox: the agent's code and pytest run with it."""
 
     def run(
         self,
@@ -70,5 +77,5 @@ class Sandbox(Protocol):
 
 SANDBOXES = Registry(
     "sandbox",
-    {"local": "stamina_gym.sandbox.local:LocalSandbox"},
+    {"local": "stamina_gym.sandbox.local:LocalSandbox", "docker": "stamina_gym.sandbox.docker:DockerSandbox"},
 )

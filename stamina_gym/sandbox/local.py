@@ -30,6 +30,7 @@ from typing import Mapping, Sequence
 from stamina_gym.config import SandboxConfig
 from stamina_gym.errors import ConfigError, SandboxError
 from stamina_gym.sandbox import REPO_MOUNT, Mount, RunResult
+from stamina_gym.sandbox.output import Capture
 
 log = logging.getLogger(__name__)
 
@@ -38,9 +39,6 @@ LOST_WITHOUT_BWRAP = (
     "and anything the sandbox user may read), the network is reachable, and processes "
     "that leave the process group survive a timeout"
 )
-
-#: Output beyond this many bytes ends the command: nobody reads 16 MiB of a log.
-HARD_OUTPUT_LIMIT = 16 * 1024 * 1024
 
 _PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
@@ -86,6 +84,7 @@ class LocalSandbox:
         # Shallow paths first, so a tmpfs over /tmp does not bury one over /tmp/x.
         self._hidden = sorted(_dedupe([*default_hidden_paths(), *map(Path, hidden)]), key=lambda p: len(p.parts))
         self._bin_dir = Path(sys.executable).parent
+        self.python = sys.executable
         self._root_binds = _root_binds()
         # The interpreter that runs the agent's code and pytest must stay visible.
         self._python_dirs = _dedupe(
@@ -228,22 +227,20 @@ class LocalSandbox:
             )
         except OSError as exc:
             raise SandboxError(f"could not start {command[0]!r}: {exc}") from exc
-        head, tail, total, killed = _drain(proc, start + timeout, limit)
+        capture, killed = _drain(proc, start + timeout, limit)
         code = proc.wait()
         duration = time.monotonic() - start
-        if killed is None and self.isolation == "bwrap" and code == 1 and total < 4096:
-            text = bytes(head).decode("utf-8", "replace")
+        if killed is None and self.isolation == "bwrap" and code == 1 and capture.total < 4096:
+            text = bytes(capture.head).decode("utf-8", "replace")
             if text.startswith("bwrap:"):
                 raise SandboxError(f"bubblewrap failed: {text.strip()}")
-        return _result(code, head, tail, total, killed, limit, duration)
+        return capture.result(code, killed, duration)
 
 
-def _drain(proc: subprocess.Popen, deadline: float, limit: int) -> tuple[bytearray, bytearray, int, str | None]:
-    """Read all output until EOF, the deadline, or the hard output limit; keep head and tail."""
+def _drain(proc: subprocess.Popen, deadline: float, limit: int) -> tuple[Capture, str | None]:
+    """Read all output until EOF, the deadline, or the hard output limit."""
     assert proc.stdout is not None
-    half = max(limit // 2, 1)
-    head, tail = bytearray(), bytearray()
-    total, killed = 0, None
+    capture, killed = Capture(limit), None
     fd = proc.stdout.fileno()
     with selectors.DefaultSelector() as sel:
         sel.register(fd, selectors.EVENT_READ)
@@ -257,21 +254,13 @@ def _drain(proc: subprocess.Popen, deadline: float, limit: int) -> tuple[bytearr
             chunk = os.read(fd, 65536)
             if not chunk:
                 break
-            total += len(chunk)
-            if len(head) < half:
-                take = half - len(head)
-                head += chunk[:take]
-                chunk = chunk[take:]
-            if chunk:
-                tail += chunk
-                del tail[:-half]
-            if total > HARD_OUTPUT_LIMIT:
+            if capture.feed(chunk):
                 killed = "output"
                 break
     if killed:
         _kill_tree(proc)
     proc.stdout.close()
-    return head, tail, total, killed
+    return capture, killed
 
 
 def _kill_tree(proc: subprocess.Popen) -> None:
@@ -280,38 +269,6 @@ def _kill_tree(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-
-
-_SIGNAL_LIMITS = {signal.SIGXCPU: "cpu", signal.SIGXFSZ: "file_size"}
-
-
-def _result(
-    code: int, head: bytearray, tail: bytearray, total: int, killed: str | None, limit: int, duration: float
-) -> RunResult:
-    sig = -code if code < 0 else (code - 128 if 128 < code < 160 else None)
-    text = head.decode("utf-8", "replace")
-    shown = len(head) + len(tail)
-    truncated = total > shown
-    if truncated:
-        text += f"\n[... {total - shown} bytes of output cut ...]\n"
-    text += tail.decode("utf-8", "replace")
-    if killed == "timeout":
-        text += "\n[stamina-gym: command killed after its wall-clock timeout]"
-    elif killed == "output":
-        text += f"\n[stamina-gym: command killed after {HARD_OUTPUT_LIMIT} bytes of output]"
-    limit_hit = "output" if killed == "output" else _SIGNAL_LIMITS.get(sig) if sig else None
-    if limit_hit is None and killed is None and code != 0 and "MemoryError" in text[-2000:]:
-        limit_hit = "memory"
-    return RunResult(
-        exit_code=code,
-        output=text,
-        output_bytes=total,
-        truncated=truncated,
-        timed_out=killed == "timeout",
-        limit=limit_hit,
-        signal=sig,
-        duration_s=duration,
-    )
 
 
 def _can_run_python_as(uid: int) -> bool:
