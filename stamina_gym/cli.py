@@ -166,6 +166,9 @@ def cmd_collect(args: argparse.Namespace) -> int:
     print(f"{len(result.records)} episode(s) in {result.wall_s:.1f}s ({summary['episodes_per_hour']} episodes/hour), "
           f"{len(result.failed)} failed; wrote {steps_path} ({steps} rows), {episodes_path} ({len(result.records)} rows)"
           + (f", Minari dataset {args.minari}" if args.minari else ""))
+    return 0
+
+
 def cmd_docker_clean(args: argparse.Namespace) -> int:
     from stamina_gym.sandbox.docker import clean
 
