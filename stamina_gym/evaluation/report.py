@@ -126,6 +126,7 @@ def quality_plot(summary: dict[str, Any]) -> str | None:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=8)
+    fig.subplots_adjust(hspace=0.55, wspace=0.3)
     fig.suptitle("Complexity and debt growth", y=1.04)
     return _svg(fig)
 
