@@ -198,7 +198,8 @@ class ScoreConfig(_Strict):
     """G: share of this turn's hidden tests passing."""
 
     quality: float = Field(0.2, ge=0)
-    """G: code quality in 0..1 when the grade carries one (``grade["quality"]``)."""
+    """G: code quality in 0..1 (``grade["quality"]["score"]``) times the pass rate, so code
+    that does not work, or was never written, earns no quality credit."""
 
     adherence: float = Field(0.1, ge=0)
     """G: share of the plan's decisions that the code follows (turns with key decisions)."""

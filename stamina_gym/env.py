@@ -97,7 +97,7 @@ class StaminaEnv(gym.Env[dict, str]):
 
     with C = 0.6 x key points asked before the first code change + 0.4 x share of
     relevant questions, P = F1 of the key decisions the plan settles, G = 0.7 x test
-    pass rate + 0.2 x quality + 0.1 x plan adherence (parts not measured drop out and
+    pass rate + 0.2 x quality x pass rate + 0.1 x plan adherence (parts not measured drop out and
     the rest is rescaled; ``ScoreConfig``). ``generation`` is 0 by default because
     ``test_pass`` already pays the pass rate. ``info["scores"]`` holds C, P, G and the
     composite 0.3 C + 0.2 P + 0.5 G; ``info["dialogue"]`` the questions, matched key

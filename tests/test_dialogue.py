@@ -39,7 +39,7 @@ def expected_scores(clarification, planning, passed, quality, adherence=None):
         parts = [(w, v) for w, v in parts if v is not None]
         return sum(w * v for w, v in parts) / sum(w for w, _ in parts)
 
-    generation = mean([(0.7, passed), (0.2, quality), (0.1, adherence)])
+    generation = mean([(0.7, passed), (0.2, None if quality is None else quality * passed), (0.1, adherence)])
     composite = mean([(0.3, clarification), (0.2, planning), (0.5, generation)])
     return {"clarification": clarification, "planning": planning, "generation": generation, "composite": composite}
 
@@ -326,8 +326,7 @@ def test_null_agent_gets_no_clarification_or_planning_on_any_clarify_turn():
     assert len(result.turns) == 9
     for turn in result.turns[:8]:
         assert turn.scores["clarification"] == 0.0 and turn.scores["planning"] == 0.0 and turn.passed == 0, turn
-    # what is left of the composite is the quality part of G: the untouched code's quality
-    assert all(t.scores["composite"] == pytest.approx(0.5 * 0.2 * t.quality, abs=1e-4) for t in result.turns[:8])
+    assert result.mean_scores()["composite"] == 0.0  # the seed's clean code earns no quality credit
 
 
 def test_the_reproduction_runs_sandboxed_read_only_and_blind_to_hidden_data():

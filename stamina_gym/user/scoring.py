@@ -4,12 +4,13 @@ sum, whose other weights are then scaled to sum to 1::
 
     C = 0.6 x coverage + 0.4 x relevance                      (turns with a hidden spec)
     P = F1 of key decisions settled by the plan                (turns with key decisions)
-    G = 0.7 x test pass rate + 0.2 x quality + 0.1 x adherence (every turn)
+    G = 0.7 x test pass rate + 0.2 x quality x test pass rate + 0.1 x adherence (every turn)
     composite = 0.3 x C + 0.2 x P + 0.5 x G
 
-Quality is read from ``grade["quality"]`` (a number in 0..1, or a dict with ``score``);
-while no grader fills it, it is "not measured" and G is 0.875 x pass rate + 0.125 x
-adherence on planning turns and the pass rate alone elsewhere.
+Quality is read from ``grade["quality"]`` (a number in 0..1, or a dict with ``score``).
+It counts in proportion to the pass rate: untouched or broken code earns no quality
+credit (otherwise an agent that does nothing would be paid for the seed's clean code).
+When a grade carries no quality (``quality.enabled: false``) the part drops out.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ def turn_scores(
     """``info["scores"]`` of a submit: clarification, planning, generation, composite."""
     c = None if coverage is None else clarification_score(coverage, relevance or 0.0, weights)
     pass_rate = grade["passed"] / grade["total"] if grade.get("total") else 0.0
-    g = generation_score(pass_rate, quality_of(grade), adherence, weights)
+    quality = quality_of(grade)
+    g = generation_score(pass_rate, None if quality is None else quality * pass_rate, adherence, weights)
     scores = {"clarification": c, "planning": planning, "generation": g, "composite": composite_score(c, planning, g, weights)}
     return {k: None if v is None else round(v, 6) for k, v in scores.items()}
