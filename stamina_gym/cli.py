@@ -73,7 +73,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from stamina_gym.env import StaminaEnv
     from stamina_gym.sandbox.local import LocalSandbox
     from stamina_gym.task import load_task
-    from stamina_gym.validate import validate_task
+    from stamina_gym.validate import mutation_check, task_counts, validate_task
 
     if args.tasks:
         os.environ["STAMINA_GYM_TASKS"] = os.pathsep.join([*args.tasks, os.environ.get("STAMINA_GYM_TASKS", "")])
@@ -85,11 +85,23 @@ def cmd_validate(args: argparse.Namespace) -> int:
     task = load_task(name)
     print(f"validating task {task.id} v{task.meta.version}: {len(task.turns)} turns, "
           f"{sum(len(t.test_ids) for t in task.turns)} hidden tests", flush=True)
+    for key, value in task_counts(task).items():
+        print(f"  {key}: {value}")
     sandbox = LocalSandbox(SandboxConfig(), hidden=[task.root])
     problems = validate_task(task, sandbox=sandbox, progress=lambda line: print(line, flush=True))
     for problem in problems:
         print(f"PROBLEM {problem}")
     print("valid" if not problems else f"INVALID: {len(problems)} problem(s)")
+    if args.mutants and not problems:
+        print(f"mutation check: up to {args.mutants} mutants of each reference patch's added lines", flush=True)
+        kills = mutation_check(task, per_turn=args.mutants, sandbox=sandbox, progress=lambda line: print(line, flush=True))
+        for turn in kills:
+            for survivor in turn.survivors:
+                print(f"  survived (turn {turn.turn}): {survivor}")
+        tried, killed = sum(k.tried for k in kills), sum(k.killed for k in kills)
+        weak = [k.turn for k in kills if k.rate is not None and k.rate < 0.5]
+        print(f"mutants killed: {killed}/{tried} ({killed / tried:.0%})" if tried else "no mutants")
+        print(f"turns below 50%: {weak}" if weak else "no turn below 50%")
     return 0 if not problems else 1
 
 
@@ -208,6 +220,8 @@ def build_parser() -> argparse.ArgumentParser:
     val = sub.add_parser("validate", help="replay a task's reference patches and check every turn's tests")
     val.add_argument("target", help="task id, task folder or env id")
     val.add_argument("--tasks", action="append", default=[], metavar="DIR", help="extra task folder (repeatable)")
+    val.add_argument("--mutants", type=int, default=0, metavar="N",
+                     help="also run the mutation check: up to N mutants per turn, kill rate per turn")
     val.set_defaults(func=cmd_validate)
     from stamina_gym.evaluation.command import add_parser as add_eval_parser
 

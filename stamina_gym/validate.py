@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from stamina_gym import mutants
 from stamina_gym.config import SandboxConfig
 from stamina_gym.errors import PatchError
 from stamina_gym.grading.grade import by_base_id
@@ -127,3 +128,75 @@ def _check_state(task: Task, state: int, workspace: Workspace, sandbox: Sandbox,
             if outcome.status == "passed":
                 problems.append(Problem(following.index, f"{tid} passes before its reference patch: it does not discriminate"))
     return problems
+
+
+@dataclass(frozen=True)
+class TurnKills:
+    """The mutation check of one turn: mutants tried, killed, and the survivors."""
+
+    turn: int
+    tried: int
+    killed: int
+    survivors: tuple[str, ...]
+
+    @property
+    def rate(self) -> float | None:
+        return self.killed / self.tried if self.tried else None
+
+
+def mutation_check(
+    task: Task,
+    *,
+    per_turn: int,
+    sandbox: Sandbox | None = None,
+    seed: int = 0,
+    progress: Callable[[str], None] = lambda line: None,
+) -> list[TurnKills]:
+    """Replay the reference patches; after each, run the turn's hidden tests on up to
+    ``per_turn`` sampled mutants of the lines the patch adds (``stamina_gym.mutants``)."""
+    sandbox = sandbox or LocalSandbox(SandboxConfig(), hidden=[task.root])
+    root = Path(tempfile.mkdtemp(prefix="stamina-mutants-"))
+    results = []
+    try:
+        workspace = Workspace(root / "ws", task.seed_dir)
+        workspace.reset()
+        for turn in task.turns:
+            workspace.apply_patch(turn.reference_patch)
+            workspace.commit(f"turn {turn.index}")
+            files = {path: (workspace.path / path).read_text(encoding="utf-8") for path in mutants.added_lines(turn.reference_patch)
+                     if path.endswith(".py") and (workspace.path / path).is_file()}  # fmt: skip
+            chosen = mutants.sample(mutants.mutants_of(turn.reference_patch, files), per_turn, seed + turn.index)
+            killed, survivors = 0, []
+            for mutant in chosen:
+                target = workspace.path / mutant.path
+                target.write_text(mutants.apply(mutant, files[mutant.path]), encoding="utf-8")
+                sandbox.prepare(workspace.path)
+                hidden = run_hidden_tests(source=workspace.path, task=task, turns=[turn], sandbox=sandbox, scratch=root, timeout=120)
+                target.write_text(files[mutant.path], encoding="utf-8")
+                outcomes = by_base_id(hidden.outcomes or {}, turn.test_ids)
+                if hidden.outcomes is None or any(o.status != "passed" for o in outcomes.values()):
+                    killed += 1
+                else:
+                    survivors.append(mutant.describe())
+            results.append(TurnKills(turn.index, len(chosen), killed, tuple(survivors)))
+            rate = f"{killed}/{len(chosen)} killed" if chosen else "no mutable lines"
+            progress(f"turn {turn.index:>3}/{len(task.turns)} {turn.id}: {rate}")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return results
+
+
+def task_counts(task: Task) -> dict[str, object]:
+    """What the task holds, as the validator prints it."""
+    return {
+        "turns": len(task.turns),
+        "turns per phase": {p.name: p.last - p.first + 1 for p in task.meta.phases},
+        "kinds": {kind: sum(t.spec.kind == kind for t in task.turns) for kind in ("setup", "feature", "change", "bugfix", "refactor")},
+        "hidden tests": sum(len(t.test_ids) for t in task.turns),
+        "retired tests": len(task.retired_by(len(task.turns))),
+        "clarification turns": sum(t.spec.spec is not None for t in task.turns),
+        "planning turns": sum(bool(t.spec.decisions) for t in task.turns),
+        "memory probes": sum(len(t.spec.memory) for t in task.turns),
+        "consistency rules": len(task.meta.rules),
+        "prompt variants": sum(len(t.spec.prompts) for t in task.turns),
+    }

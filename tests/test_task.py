@@ -84,3 +84,12 @@ def test_retired_tests_leave_the_regression_set(tmp_path):
 def test_every_shipped_task_is_valid(task_id):
     problems = validate_task(load_task(task_id))
     assert not problems, "\n".join(map(str, problems))
+
+
+def test_validator_counts_what_the_todo_task_holds():
+    from stamina_gym.validate import task_counts
+
+    counts = task_counts(load_task("todo"))
+    assert counts["turns"] == len(load_task("todo").turns) == sum(counts["kinds"].values())
+    assert counts["consistency rules"] == 5 and counts["memory probes"] >= 2
+    assert counts["retired tests"] >= 2 and counts["prompt variants"] >= 2 * counts["turns"]
