@@ -33,7 +33,7 @@ import stamina_gym  # noqa: F401 - registers the env ids
 from stamina_gym.agents import make_agent
 from stamina_gym.grading.runner import copy_source, run_hidden_tests
 from stamina_gym.harness import run_episode
-from stamina_gym.quality.measure import AnalysisCache, QualityMeter
+from stamina_gym.quality.measure import AnalysisCache
 from stamina_gym.quality.review import Reviewer
 from stamina_gym.workspace import Workspace
 
@@ -48,13 +48,16 @@ def median_ms(samples: list[float]) -> float:
     return statistics.median(samples) * 1000
 
 
-def bare_pytest(source: Path, turns, support: Path | None) -> None:
+def bare_pytest(source: Path, task, turns, params: dict) -> None:
     """The baseline: plain pytest on a copy of the same source and tests, no sandbox."""
+    support = task.support_dir
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         shutil.copytree(source, root / "src")
         for turn in turns:
             shutil.copytree(turn.dir / "tests", root / "tests" / turn.id)
+        for path in (root / "tests").rglob("*.py"):  # the tests as the episode's params render them
+            path.write_text(task.render(path.read_text(), params, path.name))
         paths = [str(root / "src")] + ([str(support)] if support else [])
         subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--import-mode=importlib",
@@ -82,6 +85,7 @@ def quality_rows(task, repeat: int) -> list[tuple[str, float, str, float | None]
     root = Path(tempfile.mkdtemp())
     config = gym.make("StaminaTodo-v0").unwrapped.config.quality
     incremental, subprocesses, hits = [], [], []
+    params = task.choose_params(lambda n: 0)
     try:
         for _ in range(max(repeat // 5, 1)):
             workspace = Workspace(root / "ws", task.seed_dir)
@@ -89,7 +93,7 @@ def quality_rows(task, repeat: int) -> list[tuple[str, float, str, float | None]
             reviewer = Reviewer(task, config, "free", root / "scratch", cache=AnalysisCache())
             for turn in task.turns:
                 start = workspace.head()
-                workspace.apply_patch(turn.reference_patch)
+                workspace.apply_patch(task.reference_patch(turn, params))
                 changed = workspace.numstat(start)
                 incremental.append(timed(lambda: reviewer.review(turn, workspace.path, changed, {}, last=False)))
                 hits.append(timed(lambda: reviewer.meter.measure(workspace.path)))
@@ -151,13 +155,13 @@ def compare_backends(env_id: str, n: int) -> list[tuple[str, float, float]]:
                 record(kind, "reset", lambda: env.reset(seed=0))
                 record(kind, "read_file step", lambda: env.step({"tool": "read_file", "path": "README.md"}))
                 record(kind, "run step (true)", lambda: env.step({"tool": "run", "command": "true"}))
-                env.step({"tool": "apply_patch", "patch": inner.turns[0].reference_patch})
+                env.step({"tool": "apply_patch", "patch": inner.reference_patch(0)})
                 record(kind, "submit, turn 1", lambda: env.step({"tool": "submit"}))
         for kind, env in envs.items():
             inner = env.unwrapped
             env.reset(seed=0)
-            for turn in inner.turns:
-                inner.workspace.apply_patch(turn.reference_patch)
+            for index in range(len(inner.turns)):
+                inner.workspace.apply_patch(inner.reference_patch(index))
             inner._sandbox.prepare(inner.workspace.path)
         scratch = Path(tempfile.mkdtemp())
         for _ in range(max(n // 3, 3)):
@@ -165,7 +169,7 @@ def compare_backends(env_id: str, n: int) -> list[tuple[str, float, float]]:
                 inner = env.unwrapped
                 record(kind, f"grading, all {len(inner.turns)} turns' tests", lambda: run_hidden_tests(
                     source=inner.workspace.path, task=inner.task, turns=inner.turns, sandbox=inner._sandbox,
-                    scratch=scratch, timeout=300))  # fmt: skip
+                    scratch=scratch, timeout=300, params=inner.params))  # fmt: skip
         shutil.rmtree(scratch, ignore_errors=True)
     finally:
         for env in envs.values():
@@ -213,8 +217,8 @@ def main() -> None:
 
     # Grading at the last turn (the largest test set) against bare pytest on the same files.
     workspace = inner.workspace
-    for turn in inner.turns:
-        workspace.apply_patch(turn.reference_patch)
+    for index in range(len(inner.turns)):
+        workspace.apply_patch(inner.reference_patch(index))
     inner._sandbox.prepare(workspace.path)
     snapshot = Path(tempfile.mkdtemp()) / "src"
     copy_source(workspace.path, snapshot)
@@ -222,8 +226,9 @@ def main() -> None:
     scratch = Path(tempfile.mkdtemp())
     for _ in range(max(n // 3, 3)):
         grades.append(timed(lambda: run_hidden_tests(source=workspace.path, task=inner.task, turns=inner.turns,
-                                                     sandbox=inner._sandbox, scratch=scratch, timeout=300)))  # fmt: skip
-        bares.append(timed(lambda: bare_pytest(snapshot, inner.turns, inner.task.support_dir)))
+                                                     sandbox=inner._sandbox, scratch=scratch, timeout=300,
+                                                     params=inner.params)))  # fmt: skip
+        bares.append(timed(lambda: bare_pytest(snapshot, inner.task, inner.turns, inner.params)))
     floors = {
         "interpreter start (python -c pass)": [timed(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True)) for _ in range(n)],
         "pytest import (python -c 'import pytest')": [timed(lambda: subprocess.run([sys.executable, "-c", "import pytest"], check=True)) for _ in range(n)],

@@ -69,7 +69,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     import gymnasium as gym
 
     import stamina_gym
-    from stamina_gym.config import SandboxConfig
+    from stamina_gym.config import EnvConfig, SandboxConfig
     from stamina_gym.env import StaminaEnv
     from stamina_gym.sandbox.local import LocalSandbox
     from stamina_gym.task import load_task
@@ -81,20 +81,31 @@ def cmd_validate(args: argparse.Namespace) -> int:
     name = args.target
     if name in gym.registry:
         kwargs = gym.registry[name].kwargs or {}
-        name = StaminaEnv(kwargs["config"]).config.task
-    task = load_task(name)
+        config = StaminaEnv(kwargs["config"]).config
+    else:
+        config = EnvConfig(id="validate", task=name)
+    task = load_task(config.task)
     print(f"validating task {task.id} v{task.meta.version}: {len(task.turns)} turns, "
           f"{sum(len(t.test_ids) for t in task.turns)} hidden tests", flush=True)
     for key, value in task_counts(task).items():
         print(f"  {key}: {value}")
     sandbox = LocalSandbox(SandboxConfig(), hidden=[task.root])
-    problems = validate_task(task, sandbox=sandbox, progress=lambda line: print(line, flush=True))
-    for problem in problems:
-        print(f"PROBLEM {problem}")
+    variants = [None] if not task.meta.params else [_params_of_seed(config, seed) for seed in args.seeds]
+    problems = []
+    for seed, params in zip(args.seeds, variants):
+        if params is not None:
+            print(f"seed {seed}: params {params}", flush=True)
+        found = validate_task(task, sandbox=sandbox, params=params, progress=lambda line: print(line, flush=True))
+        problems += found
+        for problem in found:
+            print(f"PROBLEM {problem}" + (f" (seed {seed})" if params is not None else ""))
+    if not task.meta.params:
+        print("the task has no params: one variant validated")
     print("valid" if not problems else f"INVALID: {len(problems)} problem(s)")
     if args.mutants and not problems:
         print(f"mutation check: up to {args.mutants} mutants of each reference patch's added lines", flush=True)
-        kills = mutation_check(task, per_turn=args.mutants, sandbox=sandbox, progress=lambda line: print(line, flush=True))
+        kills = mutation_check(task, per_turn=args.mutants, sandbox=sandbox, params=variants[0],
+                               progress=lambda line: print(line, flush=True))  # fmt: skip
         for turn in kills:
             for survivor in turn.survivors:
                 print(f"  survived (turn {turn.turn}): {survivor}")
@@ -103,6 +114,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"mutants killed: {killed}/{tried} ({killed / tried:.0%})" if tried else "no mutants")
         print(f"turns below 50%: {weak}" if weak else "no turn below 50%")
     return 0 if not problems else 1
+
+
+def _params_of_seed(config, seed: int) -> dict:
+    """The params an episode of ``config`` reset with ``seed`` plays (read off a real reset)."""
+    from stamina_gym.env import StaminaEnv
+
+    env = StaminaEnv(config)
+    try:
+        return env.reset(seed=seed)[1]["params"]
+    finally:
+        env.close()
 
 
 def default_grading_cache() -> str:
@@ -220,6 +242,8 @@ def build_parser() -> argparse.ArgumentParser:
     val = sub.add_parser("validate", help="replay a task's reference patches and check every turn's tests")
     val.add_argument("target", help="task id, task folder or env id")
     val.add_argument("--tasks", action="append", default=[], metavar="DIR", help="extra task folder (repeatable)")
+    val.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], metavar="SEED",
+                     help="validate the procedural variant each seed picks (default: 0 1 2)")
     val.add_argument("--mutants", type=int, default=0, metavar="N",
                      help="also run the mutation check: up to N mutants per turn, kill rate per turn")
     val.set_defaults(func=cmd_validate)

@@ -189,10 +189,11 @@ class StaminaEnv(gym.Env[dict, str]):
         self._passing: frozenset[str] = frozenset()
         self._started = time.monotonic()
         self._picked = [pick_values(t, lambda n: int(self.np_random.integers(n))) for t in self.turns]
+        self._params = self.task.choose_params(lambda n: int(self.np_random.integers(n)))
         self._prompts: dict[int, str] = {}
         self._begin_turn()
         observation = self._observe(_intro())
-        return observation, {"turn": 1, "variants": list(self._variants)}
+        return observation, {"turn": 1, "variants": list(self._variants), "params": dict(self._params)}
 
     def step(self, action: str | dict) -> tuple[dict, float, bool, bool, dict]:
         if self._turn is None:
@@ -239,6 +240,7 @@ class StaminaEnv(gym.Env[dict, str]):
             scratch=self._root / "scratch",
             timeout=self.config.sandbox.grading_timeout_s,
             cache=self._cache,
+            params=self._params,
         )
         if hidden.cache:
             info["grading_cache"] = hidden.cache
@@ -336,7 +338,9 @@ class StaminaEnv(gym.Env[dict, str]):
         index = self._turn
         turn = self.turns[index]
         raw = turn.spec.prompts[self._variants[index]]
-        self._prompts[index] = render_prompt(turn, raw, self._picked[index], self._workspace, self._sandbox, self._root / "scratch")
+        values = {**self._params, **self._picked[index]}
+        self._prompts[index] = render_prompt(turn, raw, values, self._workspace, self._sandbox, self._root / "scratch",
+                                             always=bool(self._params))  # fmt: skip
         if self._user is None:
             self._user = make_user(self.config.user)
         self._dialogue = Dialogue(turn, self._prompts[index], self._user, self.config.user)
@@ -405,6 +409,15 @@ class StaminaEnv(gym.Env[dict, str]):
             self._tools = ToolContext(self._workspace, self._sandbox, self.config.sandbox.timeout_s)
             self._reviewer = Reviewer(self.task, self.config.quality, self.config.mode, self._root / "scratch")
         return self._workspace
+
+    def reference_patch(self, index: int) -> str:
+        """The reference patch of turn ``index`` (0-based) with this episode's params."""
+        return self.task.reference_patch(self.turns[index], self._params)
+
+    @property
+    def params(self) -> dict[str, str | int]:
+        """The procedural variant of this episode (task ``params``, picked at reset)."""
+        return dict(self._params)
 
     @property
     def workspace(self) -> Workspace | None:

@@ -24,11 +24,11 @@ import ast
 import functools
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Callable, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from stamina_gym.config import format_validation_error, load_yaml
 from stamina_gym.errors import ConfigError, TaskError
@@ -65,6 +65,18 @@ class TaskMeta(_Strict):
     rules: tuple[Rule, ...] = ()
     """Consistency rules checked at every submit from their ``from_turn`` on
     (``stamina_gym.quality.rules`` documents the kinds)."""
+    params: dict[str, tuple[str | int, ...]] = {}
+    """Procedural variants: name -> possible values. The episode seed picks one value of
+    each, rendered (``{{ name }}``, Jinja2, strict) into every prompt, reference patch and
+    hidden test, so a solution memorised under one seed fails under another."""
+
+    @field_validator("params")
+    @classmethod
+    def _values(cls, value: dict) -> dict:
+        for name, values in value.items():
+            if not name.isidentifier() or not values:
+                raise ValueError(f"param {name!r} needs an identifier name and at least one value")
+        return value
 
 
 class MemoryProbe(_Strict):
@@ -215,6 +227,9 @@ class Turn:
     """The turn's folder name, e.g. ``03-storage``."""
     spec: TurnSpec
     dir: Path
+    example_params: Mapping[str, str | int] = field(default_factory=dict)
+    """One value of each task param (the first), to read templated test files; test
+    names themselves must not depend on params."""
 
     @property
     def tests(self) -> tuple[Path, ...]:
@@ -222,7 +237,7 @@ class Turn:
 
     @functools.cached_property
     def test_ids(self) -> tuple[str, ...]:
-        return tuple(tid for path in self.tests for tid in _test_ids(self.id, path))
+        return tuple(tid for path in self.tests for tid in _test_ids(self.id, path, self.example_params))
 
     def memory_ids(self, probe: MemoryProbe) -> tuple[str, ...]:
         """This turn's test ids that ``probe`` names."""
@@ -253,6 +268,19 @@ class Task:
         support = self.root / "support"
         return support if support.is_dir() else None
 
+    def choose_params(self, draw: Callable[[int], int]) -> dict[str, str | int]:
+        """One value of every param; ``draw(n)`` returns an index below n."""
+        return {name: values[draw(len(values))] for name, values in sorted(self.meta.params.items())}
+
+    def render(self, text: str, params: Mapping[str, str | int], where: str) -> str:
+        """``text`` with the episode's params filled in (unchanged for a task without params)."""
+        if not self.meta.params:
+            return text
+        return render_params(text, params, where)
+
+    def reference_patch(self, turn: Turn, params: Mapping[str, str | int]) -> str:
+        return self.render(turn.reference_patch, params, f"{turn.dir}/reference.patch")
+
     def phase(self, index: int) -> str:
         for phase in self.meta.phases:
             if phase.first <= index <= phase.last:
@@ -271,10 +299,30 @@ class Task:
         return tuple(tid for turn in self.turns[: index - 1] for tid in turn.test_ids if tid not in retired)
 
 
-def _test_ids(turn_id: str, path: Path) -> list[str]:
-    """Test ids found by reading the file's syntax tree (nothing is imported)."""
+@functools.lru_cache(maxsize=1)
+def _jinja():
+    import jinja2
+
+    return jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+
+
+def render_params(text: str, params: Mapping[str, str | int], where: str) -> str:
+    """Fill ``{{ name }}`` from ``params``; an unknown name is an error naming the file."""
+    import jinja2
+
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        return _jinja().from_string(text).render(**params)
+    except jinja2.TemplateError as exc:
+        raise TaskError(f"{where}: does not render with params {dict(params)}: {exc}") from None
+
+
+def _test_ids(turn_id: str, path: Path, params: Mapping[str, str | int]) -> list[str]:
+    """Test ids found by reading the file's syntax tree (nothing is imported)."""
+    text = path.read_text(encoding="utf-8")
+    if params:
+        text = render_params(text, params, str(path))
+    try:
+        tree = ast.parse(text, filename=str(path))
     except SyntaxError as exc:
         raise TaskError(f"{path}: hidden test file does not parse: {exc}") from None
     prefix = f"{turn_id}/{path.name}"
@@ -315,7 +363,8 @@ def load_task_dir(root: Path) -> Task:
             raise TaskError(f"{turn_dir}: missing reference.patch")
         if spec.repro and not (turn_dir / spec.repro.script).is_file():
             raise TaskError(f"{turn_dir}: repro.script {spec.repro.script!r} is not a file in the turn folder")
-        turn = Turn(index=index, id=turn_dir.name, spec=spec, dir=turn_dir)
+        example = {name: values[0] for name, values in meta.params.items()}
+        turn = Turn(index=index, id=turn_dir.name, spec=spec, dir=turn_dir, example_params=example)
         if not turn.test_ids:
             raise TaskError(f"{turn_dir}: no hidden tests (tests/test_*.py with test functions)")
         turns.append(turn)

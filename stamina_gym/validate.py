@@ -9,7 +9,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
 from stamina_gym import mutants
 from stamina_gym.config import SandboxConfig
@@ -69,7 +69,11 @@ def validate_task(
     *,
     sandbox: Sandbox | None = None,
     progress: Callable[[str], None] = lambda line: None,
+    params: Mapping[str, str | int] | None = None,
 ) -> list[Problem]:
+    """Every problem of ``task`` under one procedural variant (``params``; default: the
+    first value of each)."""
+    params = dict(params) if params is not None else task.choose_params(lambda n: 0)
     problems = check_data(task)
     sandbox = sandbox or LocalSandbox(SandboxConfig(), hidden=[task.root])
     root = Path(tempfile.mkdtemp(prefix="stamina-validate-"))
@@ -80,13 +84,13 @@ def validate_task(
             if state > 0:
                 turn = task.turns[state - 1]
                 try:
-                    workspace.apply_patch(turn.reference_patch)
+                    workspace.apply_patch(task.reference_patch(turn, params))
                 except PatchError as exc:
                     problems.append(Problem(state, f"reference patch does not apply: {exc}"))
                     break
                 workspace.commit(f"turn {state}")
             sandbox.prepare(workspace.path)
-            found = _check_state(task, state, workspace, sandbox, root)
+            found = _check_state(task, state, workspace, sandbox, root, params)
             if state > 0:
                 found += _check_conventions(task, task.turns[state - 1], workspace)
             found += [Problem(turn, message) for turn, message in check_dialogue_state(task, state, workspace, sandbox, root)]
@@ -110,9 +114,10 @@ def _check_conventions(task: Task, turn: Turn, workspace: Workspace) -> list[Pro
     return problems
 
 
-def _check_state(task: Task, state: int, workspace: Workspace, sandbox: Sandbox, root: Path) -> list[Problem]:
+def _check_state(task: Task, state: int, workspace: Workspace, sandbox: Sandbox, root: Path, params: dict) -> list[Problem]:
     turns = task.turns[: min(state + 1, len(task.turns))]
-    hidden = run_hidden_tests(source=workspace.path, task=task, turns=turns, sandbox=sandbox, scratch=root, timeout=600)
+    hidden = run_hidden_tests(source=workspace.path, task=task, turns=turns, sandbox=sandbox, scratch=root, timeout=600,
+                              params=params)  # fmt: skip
     if hidden.outcomes is None:
         output = hidden.run.output[-2000:] if hidden.run else ""
         return [Problem(state, f"the hidden tests did not run: {hidden.problem}\n{output}")]
@@ -151,27 +156,31 @@ def mutation_check(
     sandbox: Sandbox | None = None,
     seed: int = 0,
     progress: Callable[[str], None] = lambda line: None,
+    params: Mapping[str, str | int] | None = None,
 ) -> list[TurnKills]:
     """Replay the reference patches; after each, run the turn's hidden tests on up to
     ``per_turn`` sampled mutants of the lines the patch adds (``stamina_gym.mutants``)."""
     sandbox = sandbox or LocalSandbox(SandboxConfig(), hidden=[task.root])
+    params = dict(params) if params is not None else task.choose_params(lambda n: 0)
     root = Path(tempfile.mkdtemp(prefix="stamina-mutants-"))
     results = []
     try:
         workspace = Workspace(root / "ws", task.seed_dir)
         workspace.reset()
         for turn in task.turns:
-            workspace.apply_patch(turn.reference_patch)
+            patch = task.reference_patch(turn, params)
+            workspace.apply_patch(patch)
             workspace.commit(f"turn {turn.index}")
-            files = {path: (workspace.path / path).read_text(encoding="utf-8") for path in mutants.added_lines(turn.reference_patch)
+            files = {path: (workspace.path / path).read_text(encoding="utf-8") for path in mutants.added_lines(patch)
                      if path.endswith(".py") and (workspace.path / path).is_file()}  # fmt: skip
-            chosen = mutants.sample(mutants.mutants_of(turn.reference_patch, files), per_turn, seed + turn.index)
+            chosen = mutants.sample(mutants.mutants_of(patch, files), per_turn, seed + turn.index)
             killed, survivors = 0, []
             for mutant in chosen:
                 target = workspace.path / mutant.path
                 target.write_text(mutants.apply(mutant, files[mutant.path]), encoding="utf-8")
                 sandbox.prepare(workspace.path)
-                hidden = run_hidden_tests(source=workspace.path, task=task, turns=[turn], sandbox=sandbox, scratch=root, timeout=120)
+                hidden = run_hidden_tests(source=workspace.path, task=task, turns=[turn], sandbox=sandbox, scratch=root,
+                                          timeout=120, params=params)  # fmt: skip
                 target.write_text(files[mutant.path], encoding="utf-8")
                 outcomes = by_base_id(hidden.outcomes or {}, turn.test_ids)
                 if hidden.outcomes is None or any(o.status != "passed" for o in outcomes.values()):
@@ -199,4 +208,5 @@ def task_counts(task: Task) -> dict[str, object]:
         "memory probes": sum(len(t.spec.memory) for t in task.turns),
         "consistency rules": len(task.meta.rules),
         "prompt variants": sum(len(t.spec.prompts) for t in task.turns),
+        "params": {name: len(values) for name, values in task.meta.params.items()},
     }

@@ -40,7 +40,7 @@ class OracleAgent:
             self._turn = turn
             spec = self._env.turns[turn].spec
             self._queue = [{"tool": "plan", "steps": [s.model_dump() for s in spec.reference_plans[0].steps]}] if spec.reference_plans else []
-            self._queue += [{"tool": "apply_patch", "patch": self._env.turns[turn].reference_patch}, {"tool": "submit"}]
+            self._queue += [{"tool": "apply_patch", "patch": self._env.reference_patch(turn)}, {"tool": "submit"}]
             self._asking = True
         if self._asking:
             question = self._next_question()

@@ -135,18 +135,19 @@ class GradingCache:
         return True
 
     def run(self, grade: Callable[..., "HiddenRun"], *, source: Path, task: Any, turns: Any, sandbox: Any,
-            scratch: Path, timeout: float) -> "HiddenRun":
+            scratch: Path, timeout: float, params: dict | None = None) -> "HiddenRun":
         """``grade(...)`` (``run_hidden_tests`` without a cache) unless a run is stored."""
         from stamina_gym.grading.runner import _ignore
 
         folders = [(turn.id, turn.dir / "tests") for turn in turns]
         if task.support_dir:
             folders.append(("support", task.support_dir))
-        key = self.key(tree_digest(source, _ignore), tests_digest(folders), grader_identity(sandbox.isolation, timeout))
+        tests = tests_digest(folders) + json.dumps(params or {}, sort_keys=True)  # the tests as rendered
+        key = self.key(tree_digest(source, _ignore), tests, grader_identity(sandbox.isolation, timeout))
         hit = self.get(key)
         if hit is not None:
             return hit
-        hidden = grade(source=source, task=task, turns=turns, sandbox=sandbox, scratch=scratch, timeout=timeout)
+        hidden = grade(source=source, task=task, turns=turns, sandbox=sandbox, scratch=scratch, timeout=timeout, params=params)
         self.put(key, hidden)
         return replace(hidden, cache="miss")
 

@@ -15,7 +15,7 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from stamina_gym.errors import SandboxError
 from stamina_gym.grading.grade import Canaries
@@ -90,11 +90,15 @@ def run_hidden_tests(
     scratch: Path,
     timeout: float,
     cache: GradingCache | None = None,
+    params: Mapping[str, str | int] | None = None,
 ) -> HiddenRun:
-    """Copy ``source``, add the hidden tests of ``turns`` and canaries, run, parse.
-    With a ``cache`` (``grading/cache.py``) a stored run of the same state is reused."""
+    """Copy ``source``, add the hidden tests of ``turns`` (rendered with the episode's
+    ``params`` when the task has any) and canaries, run, parse. With a ``cache``
+    (``grading/cache.py``) a stored run of the same state is reused."""
+    params = dict(params or {})
     if cache is not None:
-        return cache.run(run_hidden_tests, source=source, task=task, turns=turns, sandbox=sandbox, scratch=scratch, timeout=timeout)
+        return cache.run(run_hidden_tests, source=source, task=task, turns=turns, sandbox=sandbox, scratch=scratch,
+                         timeout=timeout, params=params)  # fmt: skip
     canaries = make_canaries()
     stage = scratch / f"grade-{secrets.token_hex(4)}"
     try:
@@ -107,6 +111,9 @@ def run_hidden_tests(
             (tests / rel).write_text(body, encoding="utf-8")
         if task.support_dir:
             shutil.copytree(task.support_dir, stage / "grade" / "support", ignore=shutil.ignore_patterns("__pycache__"))
+        if task.meta.params:
+            for path in [*tests.rglob("*.py"), *(stage / "grade" / "support").rglob("*.py")]:
+                path.write_text(task.render(path.read_text(encoding="utf-8"), params, str(path.name)), encoding="utf-8")
         (stage / "grade" / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
         (stage / "grade" / "report").mkdir()
         sandbox.prepare(stage / "src")

@@ -109,9 +109,12 @@ def run_repro(turn: Turn, workspace: Workspace, sandbox: Sandbox, scratch: Path)
     return script.rstrip(), output or "(no output)"
 
 
-def render_prompt(turn: Turn, prompt: str, picked: dict[str, str], workspace: Workspace, sandbox: Sandbox, scratch: Path) -> str:
-    """The prompt the agent sees at the start of ``turn``."""
-    if not is_template(turn):
+def render_prompt(turn: Turn, prompt: str, picked: dict[str, Any], workspace: Workspace, sandbox: Sandbox, scratch: Path,
+                  always: bool = False) -> str:  # fmt: skip
+    """The prompt the agent sees at the start of ``turn``; ``picked`` holds the episode's
+    values (task params and the turn's list variables). ``always``: render even a turn
+    without variables of its own (the task has params)."""
+    if not (always or is_template(turn)):
         return prompt
     values: dict[str, Any] = dict(picked)
     for name, spec in turn.spec.variables.items():
