@@ -51,7 +51,7 @@ def test_oracle_gets_the_maximum_on_every_todo_turn(tmp_path):
         terms, grade = record["reward_terms"], record["grade"]
         assert terms["tests"] == weights.test_pass and terms["bonus"] == weights.turn_bonus
         assert terms["regression"] == 0 and terms["rules"] == 0 and terms["scope"] == 0
-        assert turn.reward == pytest.approx(sum(terms.values()) - 2 * weights.step_cost)
+        assert turn.reward == pytest.approx(sum(terms.values()) - turn.steps * weights.step_cost)
         # every grade carries quality, the rules in force (none broken by the reference) and memory
         assert grade["quality"]["score"] == turn.quality and 0 < turn.quality <= 1
         assert grade["rules"]["broken"] == [] and isinstance(grade["rules"]["in_force"], list)
