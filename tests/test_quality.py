@@ -288,3 +288,13 @@ def test_a_restored_episode_measures_quality_from_the_restored_state():
     finally:
         resumed.close()
     assert got["score_delta"] == expected["score_delta"] and got["delta"] == expected["delta"]
+
+
+def test_memory_cache_keeps_the_most_recently_used_entries():
+    cache = AnalysisCache(max_entries=2)
+    keys = [cache.key(f"X = {i}\n".encode()) for i in range(3)]
+    cache.put(keys[0], FileQuality(sloc=0))
+    cache.put(keys[1], FileQuality(sloc=1))
+    assert cache.get(keys[0]).sloc == 0  # used: now the most recent
+    cache.put(keys[2], FileQuality(sloc=2))
+    assert cache.get(keys[1]) is None and cache.get(keys[0]).sloc == 0 and cache.get(keys[2]).sloc == 2

@@ -27,7 +27,7 @@ import json
 import os
 import shutil
 import threading
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
@@ -58,9 +58,12 @@ class AnalysisCache:
     temporary name and renamed into place, so concurrent writers never leave half a file.
     """
 
-    def __init__(self, directory: Path | None = None) -> None:
+    def __init__(self, directory: Path | None = None, max_entries: int = 20_000) -> None:
         self.directory = directory
-        self._memory: dict[str, FileQuality] = {}
+        self.max_entries = max_entries
+        """Entries kept in memory (least recently used go first): a long training run
+        sees many file versions; the disk cache, when given, keeps them all."""
+        self._memory: OrderedDict[str, FileQuality] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = self.misses = 0
         self.salt = analyzers.analyser_versions()
@@ -73,6 +76,8 @@ class AnalysisCache:
     def get(self, key: str) -> FileQuality | None:
         with self._lock:
             found = self._memory.get(key)
+            if found is not None:
+                self._memory.move_to_end(key)
         if found is None and self.directory is not None:
             try:
                 found = FileQuality.from_json(json.loads((self.directory / f"{key}.json").read_text()))
@@ -83,6 +88,9 @@ class AnalysisCache:
     def put(self, key: str, value: FileQuality) -> None:
         with self._lock:
             self._memory[key] = value
+            self._memory.move_to_end(key)
+            while len(self._memory) > self.max_entries:
+                self._memory.popitem(last=False)
         if self.directory is not None:
             tmp = self.directory / f".{key}.{os.getpid()}.{threading.get_ident()}.tmp"
             tmp.write_text(json.dumps(value.to_json()))
