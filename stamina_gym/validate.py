@@ -199,7 +199,7 @@ def task_counts(task: Task) -> dict[str, object]:
     """What the task holds, as the validator prints it."""
     return {
         "turns": len(task.turns),
-        "turns per phase": {p.name: p.last - p.first + 1 for p in task.meta.phases},
+        "turns per phase": {p.name: sum(p.first <= t.index <= p.last for t in task.turns) for p in task.meta.phases},
         "kinds": {kind: sum(t.spec.kind == kind for t in task.turns) for kind in ("setup", "feature", "change", "bugfix", "refactor")},
         "hidden tests": sum(len(t.test_ids) for t in task.turns),
         "retired tests": len(task.retired_by(len(task.turns))),
