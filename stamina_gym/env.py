@@ -265,7 +265,8 @@ class StaminaEnv(gym.Env[dict, str]):
         if grade.failure_class not in ("violation", "infrastructure"):
             self._passing = frozenset(t for t, s in {**grade.regression_tests, **grade.turn_tests}.items() if s == "passed")
         grade_info = {**grade.to_info(), **review.to_info()}
-        scores, dialogue = self._dialogue.score(grade_info, self._sources(), self.config.scores)
+        python = {path: text for path, text in review.sources.items() if path.endswith(".py")}
+        scores, dialogue = self._dialogue.score(grade_info, python, self.config.scores)
         terms.update(self.score_terms(scores, grade))
         info.update(ok=True, grade=grade_info, reward_terms=terms, scores=scores, dialogue=dialogue,
                     commit=workspace.commit(f"turn {turn.index}"))  # fmt: skip
@@ -353,14 +354,6 @@ class StaminaEnv(gym.Env[dict, str]):
             names = self._workspace.git("diff", "--cached", "--name-only", "--no-renames", self._turn_start).stdout.split("\n")
             if any(name and not _NOT_CODE.search(name) for name in names):
                 self._dialogue.note_change()
-
-    def _sources(self) -> dict[str, str]:
-        """The repository's Python files (path -> text), for the plan-adherence detectors."""
-        sources = {}
-        for path in self._workspace.files():
-            if path.suffix == ".py" and not path.is_symlink() and path.stat().st_size <= 1_000_000:
-                sources[self._workspace.relative(path)] = path.read_bytes().decode("utf-8", "replace")
-        return sources
 
     # -- observations -------------------------------------------------------------------
 

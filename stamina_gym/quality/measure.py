@@ -240,8 +240,15 @@ class QualityMeter:
         """Files handed to each analyser by this meter (the cache's effect, counted)."""
 
     def measure(self, tree: Path, *, pylint: bool = True) -> Snapshot:
+        """The quality of the ``.py`` files under ``tree``."""
         sources, skipped = read_tree(tree, self.max_bytes, self.max_files, suffix=".py")
-        sources = {rel: data for rel, data in sources.items() if not matches(rel, self.exclude)}
+        return self.measure_files(sources, skipped, pylint=pylint)
+
+    def measure_files(self, files: Mapping[str, bytes], skipped: list[str], *, pylint: bool = True) -> Snapshot:
+        """The quality of ``files`` (repository path -> content, as ``read_tree`` gives them;
+        only ``.py`` files outside ``exclude`` count)."""
+        sources = {rel: data for rel, data in files.items() if rel.endswith(".py") and not matches(rel, self.exclude)}
+        skipped = [reason for reason in skipped if reason.split(":")[0].endswith(".py")]
         results: dict[str, FileQuality] = {}
         keys = {}
         need_basic, need_pylint = [], []

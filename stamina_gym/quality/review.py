@@ -4,7 +4,7 @@ edits outside the turn's paths. ``Reviewer`` keeps the state between submits."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
@@ -23,6 +23,9 @@ class Review:
     rules: dict
     memory: dict
     scope: dict
+    sources: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """The text of the tree's files as read for the review (not part of the grade): the
+    plan-adherence detectors read the same snapshot instead of the disk again."""
 
     def to_info(self) -> dict:
         return {"quality": self.quality, "rules": self.rules, "memory": self.memory, "scope": self.scope}
@@ -87,9 +90,9 @@ class Reviewer:
     def review(self, turn: Turn, tree: Path, changed: Mapping[str, tuple[int, int]], statuses: Mapping[str, str], last: bool) -> Review:
         """``changed``: lines added/deleted per file this turn; ``statuses``: the turn's test outcomes."""
         self._submits += 1
-        texts, _ = read_tree(tree, self.config.max_file_kb * 1024, self.meter.max_files)
+        files, skipped = read_tree(tree, self.config.max_file_kb * 1024, self.meter.max_files)
         decoded = {}
-        for rel, data in texts.items():
+        for rel, data in files.items():
             try:
                 decoded[rel] = data.decode("utf-8")
             except UnicodeDecodeError:
@@ -102,15 +105,16 @@ class Reviewer:
         }
         quality = None
         if self.config.enabled:
-            quality = self._quality(tree, changed, last)
-        return Review(quality, rules, memory_result(turn, statuses), scope_result(turn, self.mode, changed))
+            quality = self._quality(files, skipped, changed, last)
+        scope = scope_result(turn, self.mode, changed)
+        return Review(quality, rules, memory_result(turn, statuses), scope, sources=decoded)
 
-    def _quality(self, tree: Path, changed: Mapping[str, tuple[int, int]], last: bool) -> dict:
+    def _quality(self, files: Mapping[str, bytes], skipped: list[str], changed: Mapping[str, tuple[int, int]], last: bool) -> dict:
         weights = self.config.weights.model_dump()
         if self._before is None:
             self._before = self.meter.measure(self.task.seed_dir)
         run_pylint = last or self._submits % self.config.pylint_every == 0
-        after = self.meter.measure(tree, pylint=run_pylint)
+        after = self.meter.measure_files(files, skipped, pylint=run_pylint)
         if not run_pylint:
             after.lint_carried = self._before.components()["lint"] * 10
         report = quality_report(self._before, after, weights, changed)
