@@ -171,20 +171,28 @@ def _require_regex(rule, files, tree):
         yield Violation(rule.id, ",".join(rule.paths), 0, f"{rule.description}: found nowhere")
 
 
+def imported_modules(module: ast.Module):
+    """(node, module name) of every absolute import in ``module``."""
+    for node in ast.walk(module):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node, alias.name
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            yield node, node.module
+
+
+def is_within(name: str, modules) -> bool:
+    """``name`` is one of ``modules`` or a submodule of one."""
+    return any(name == m or name.startswith(m + ".") for m in modules)
+
+
 def _forbid_import(rule, files, tree):
-    banned = set(rule.modules)
     for path in files:
         if not rule.applies(path) or (module := tree(path)) is None:
             continue
-        for node in ast.walk(module):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                names = [node.module]
-            for name in names:
-                if any(name == b or name.startswith(b + ".") for b in banned):
-                    yield Violation(rule.id, path, node.lineno, f"{rule.description}: imports {name}")
+        for node, name in imported_modules(module):
+            if is_within(name, rule.modules):
+                yield Violation(rule.id, path, node.lineno, f"{rule.description}: imports {name}")
 
 
 def _string_nodes(module: ast.Module):

@@ -12,6 +12,7 @@ import re
 from pathlib import PurePosixPath
 from typing import Callable, Mapping, Sequence
 
+from stamina_gym.quality.rules import imported_modules, is_within
 from stamina_gym.task import Decision
 from stamina_gym.user.plan import DecisionVerdict
 
@@ -58,16 +59,7 @@ def calls(sources: Sources, names: Sequence[str]) -> bool:
 
 def imports(sources: Sources, modules: Sequence[str]) -> bool:
     """Some file imports one of ``modules`` (or a submodule of it)."""
-    for tree in _trees(sources):
-        for node in ast.walk(tree):
-            found = []
-            if isinstance(node, ast.Import):
-                found = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                found = [node.module]
-            if any(f == m or f.startswith(m + ".") for f in found for m in modules):
-                return True
-    return False
+    return any(is_within(name, modules) for tree in _trees(sources) for _, name in imported_modules(tree))
 
 
 DETECTORS: dict[str, Callable[[Sources, Sequence[str]], bool]] = {
