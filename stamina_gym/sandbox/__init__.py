@@ -49,6 +49,21 @@ class RunResult:
         return self.exit_code == 0 and not self.timed_out and self.limit is None
 
 
+
+def command_environment(extra: Mapping[str, str] | None, bin_dirs: str = "") -> dict[str, str]:
+    """The whole environment of a sandboxed command (nothing is inherited from the env's
+    own process): a fixed base, ``bin_dirs`` first on PATH, then the caller's ``extra``."""
+    return {
+        "PATH": f"{bin_dirs + ':' if bin_dirs else ''}/usr/local/bin:/usr/bin:/bin",
+        "HOME": "/tmp",
+        "TMPDIR": "/tmp",
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": "0",
+        **(extra or {}),
+    }
+
+
 class Sandbox(Protocol):
     """Runs argv with the given mounts; the workspace is one of them."""
 

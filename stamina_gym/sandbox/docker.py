@@ -46,7 +46,7 @@ from typing import Iterator, Mapping, Sequence
 
 from stamina_gym.config import SandboxConfig
 from stamina_gym.errors import SandboxError
-from stamina_gym.sandbox import REPO_MOUNT, Mount, RunResult
+from stamina_gym.sandbox import REPO_MOUNT, Mount, RunResult, command_environment
 from stamina_gym.sandbox.image import BUILD_COMMAND, image_tag
 from stamina_gym.sandbox.output import Capture
 
@@ -151,15 +151,7 @@ class DockerSandbox:
     ) -> RunResult:
         timeout = self.config.timeout_s if timeout is None else timeout
         limit = self.config.max_output_chars if max_output_chars is None else max_output_chars
-        environment = {
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": "/tmp",
-            "TMPDIR": "/tmp",
-            "LANG": "C.UTF-8",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONHASHSEED": "0",
-            **(env or {}),
-        }
+        environment = command_environment(env)
         cfg = self.config
         wrapped = [
             "bash", "-c", _WRAPPER, "stamina-gym",

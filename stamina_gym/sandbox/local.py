@@ -29,7 +29,7 @@ from typing import Mapping, Sequence
 
 from stamina_gym.config import SandboxConfig
 from stamina_gym.errors import ConfigError, SandboxError
-from stamina_gym.sandbox import REPO_MOUNT, Mount, RunResult
+from stamina_gym.sandbox import REPO_MOUNT, Mount, RunResult, command_environment
 from stamina_gym.sandbox.output import Capture
 
 log = logging.getLogger(__name__)
@@ -118,15 +118,7 @@ class LocalSandbox:
     ) -> RunResult:
         timeout = self.config.timeout_s if timeout is None else timeout
         limit = self.config.max_output_chars if max_output_chars is None else max_output_chars
-        environment = {
-            "PATH": f"{self._bin_dir}:/usr/local/bin:/usr/bin:/bin",
-            "HOME": "/tmp",
-            "TMPDIR": "/tmp",
-            "LANG": "C.UTF-8",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONHASHSEED": "0",
-            **(env or {}),
-        }
+        environment = command_environment(env, bin_dirs=str(self._bin_dir))
         if self.isolation == "bwrap":
             command, cwd_host = self._bwrap_argv(argv, mounts, cwd, environment), None
         else:
