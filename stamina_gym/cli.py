@@ -95,7 +95,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for seed, params in zip(args.seeds, variants):
         if params is not None:
             print(f"seed {seed}: params {params}", flush=True)
-        found = validate_task(task, sandbox=sandbox, params=params, progress=lambda line: print(line, flush=True))
+        found = validate_task(task, sandbox=sandbox, params=params, first=args.first, progress=lambda line: print(line, flush=True))
         problems += found
         for problem in found:
             print(f"PROBLEM {problem}" + (f" (seed {seed})" if params is not None else ""))
@@ -223,6 +223,34 @@ def cmd_docker_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_author(args: argparse.Namespace) -> int:
+    from stamina_gym import authoring
+    from stamina_gym.registry import unknown_name
+    from stamina_gym.task import find_tasks
+
+    folder = Path(args.task)
+    if not (folder / "task.yaml").is_file():
+        tasks = find_tasks()
+        if args.task not in tasks:
+            raise StaminaError(unknown_name("task", args.task, tasks))
+        folder = tasks[args.task]
+    if args.action == "checkout":
+        given = dict(_key_value(item) for item in args.param)
+        done = authoring.checkout(folder, Path(args.repo), given, upto=args.upto)
+        print(f"{args.repo}: seed + {done['turns']} turn commit(s), params {done['params']}")
+    else:
+        written = authoring.export(folder, Path(args.repo))
+        print(f"wrote reference.patch of {len(written)} turn(s): {' '.join(written) or '-'}")
+    return 0
+
+
+def _key_value(item: str) -> tuple[str, str]:
+    key, sep, value = item.partition("=")
+    if not sep or not key:
+        raise StaminaError(f"--param {item!r}: expected NAME=VALUE")
+    return key, value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="stamina-gym", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -246,6 +274,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="validate the procedural variant each seed picks (default: 0 1 2)")
     val.add_argument("--mutants", type=int, default=0, metavar="N",
                      help="also run the mutation check: up to N mutants per turn, kill rate per turn")
+    val.add_argument("--from", dest="first", type=int, default=1, metavar="N",
+                     help="check only the turns from N on (earlier ones are replayed); default 1")
     val.set_defaults(func=cmd_validate)
     from stamina_gym.evaluation.command import add_parser as add_eval_parser
 
@@ -277,6 +307,15 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--force", action="store_true", help="rebuild even when the tag is present")
     build.add_argument("--print-tag", action="store_true", help="print the tag of the current recipe and exit")
     build.set_defaults(func=cmd_docker_build)
+    author = sub.add_parser("author", help="a task's reference solution as a git repo (one commit per turn), and back")
+    author.add_argument("action", choices=["checkout", "export"],
+                        help="checkout: write the repo; export: write each changed commit as its turn's reference.patch")
+    author.add_argument("task", help="task id or folder")
+    author.add_argument("repo", help="the git repository (checkout: a new or empty folder)")
+    author.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                        help="checkout: a param value (default: the first value the task lists)")
+    author.add_argument("--upto", type=int, metavar="N", help="checkout: only the first N turns")
+    author.set_defaults(func=cmd_author)
     return parser
 
 

@@ -217,6 +217,9 @@ class TurnSpec(_Strict):
     values (the episode seed picks one) or a value found in the agent's repository."""
     repro: Repro | None = None
     """A reproduction script whose output on the agent's code is pasted into the prompt."""
+    noise: tuple[str, ...] = ()
+    """What is deliberately wrong or untidy in the prompts (a typo, a wrong file or
+    function name, a contradiction the user resolves when asked): documents a noisy request."""
 
 
 @dataclass(frozen=True)

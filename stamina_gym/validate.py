@@ -70,9 +70,11 @@ def validate_task(
     sandbox: Sandbox | None = None,
     progress: Callable[[str], None] = lambda line: None,
     params: Mapping[str, str | int] | None = None,
+    first: int = 1,
 ) -> list[Problem]:
     """Every problem of ``task`` under one procedural variant (``params``; default: the
-    first value of each)."""
+    first value of each). With ``first`` > 1 the states before turn ``first - 1`` are
+    only replayed, not checked (a quick check of the turns being written)."""
     params = dict(params) if params is not None else task.choose_params(lambda n: 0)
     problems = check_data(task)
     sandbox = sandbox or LocalSandbox(SandboxConfig(), hidden=[task.root])
@@ -89,6 +91,8 @@ def validate_task(
                     problems.append(Problem(state, f"reference patch does not apply: {exc}"))
                     break
                 workspace.commit(f"turn {state}")
+            if state < first - 1:
+                continue
             sandbox.prepare(workspace.path)
             found = _check_state(task, state, workspace, sandbox, root, params)
             if state > 0:
@@ -206,6 +210,9 @@ def task_counts(task: Task) -> dict[str, object]:
         "clarification turns": sum(t.spec.spec is not None for t in task.turns),
         "planning turns": sum(bool(t.spec.decisions) for t in task.turns),
         "memory probes": sum(len(t.spec.memory) for t in task.turns),
+        "memory probes reaching back 30+ turns": sum(t.index - p.from_turn >= 30 for t in task.turns for p in t.spec.memory),
+        "bug reports with reproduction output": sum(t.spec.repro is not None for t in task.turns),
+        "noisy requests": sum(bool(t.spec.noise) for t in task.turns),
         "consistency rules": len(task.meta.rules),
         "prompt variants": sum(len(t.spec.prompts) for t in task.turns),
         "params": {name: len(values) for name, values in task.meta.params.items()},

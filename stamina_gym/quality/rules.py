@@ -14,7 +14,8 @@ Kinds::
                       starts with ``prefix`` (for instance every route under ``/api``)
 
 ``paths``, ``exclude`` and ``scope`` are glob patterns over repository paths (``**`` spans
-folders). A rule binds from turn ``from_turn`` (1-based) on.
+folders). A rule binds from turn ``from_turn`` (1-based) on, up to ``until_turn`` when a
+later decision replaces it.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ class _Rule(BaseModel):
     """The decision in words, for reports."""
     from_turn: int = Field(1, ge=1)
     """The turn (1-based) that makes the decision; the rule binds from it on."""
+    until_turn: int | None = Field(None, ge=1)
+    """The last turn the rule binds, when a later decision replaces it; none: to the end."""
     paths: tuple[str, ...] = ("**/*.py",)
     """Files the rule looks at (glob patterns)."""
     exclude: tuple[str, ...] = ()
@@ -133,7 +136,7 @@ def matches(path: str, patterns: tuple[str, ...]) -> bool:
 def check_rules(rules: tuple, files: Mapping[str, str], turn: int) -> tuple[list[str], list[Violation]]:
     """The ids of the rules in force at ``turn`` and their violations in ``files``
     (repository path -> text)."""
-    active = [rule for rule in rules if rule.from_turn <= turn]
+    active = [rule for rule in rules if rule.from_turn <= turn and (rule.until_turn is None or turn <= rule.until_turn)]
     found: list[Violation] = []
     trees: dict[str, ast.Module | None] = {}
 
