@@ -104,7 +104,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     print("valid" if not problems else f"INVALID: {len(problems)} problem(s)")
     if args.mutants and not problems:
         print(f"mutation check: up to {args.mutants} mutants of each reference patch's added lines", flush=True)
-        kills = mutation_check(task, per_turn=args.mutants, sandbox=sandbox, params=variants[0],
+        kills = mutation_check(task, per_turn=args.mutants, sandbox=sandbox, params=variants[0], first=args.first,
                                progress=lambda line: print(line, flush=True))  # fmt: skip
         for turn in kills:
             for survivor in turn.survivors:

@@ -161,9 +161,11 @@ def mutation_check(
     seed: int = 0,
     progress: Callable[[str], None] = lambda line: None,
     params: Mapping[str, str | int] | None = None,
+    first: int = 1,
 ) -> list[TurnKills]:
-    """Replay the reference patches; after each, run the turn's hidden tests on up to
-    ``per_turn`` sampled mutants of the lines the patch adds (``stamina_gym.mutants``)."""
+    """Replay the reference patches; after each (from turn ``first`` on), run the turn's
+    hidden tests on up to ``per_turn`` sampled mutants of the lines the patch adds
+    (``stamina_gym.mutants``)."""
     sandbox = sandbox or LocalSandbox(SandboxConfig(), hidden=[task.root])
     params = dict(params) if params is not None else task.choose_params(lambda n: 0)
     root = Path(tempfile.mkdtemp(prefix="stamina-mutants-"))
@@ -175,6 +177,8 @@ def mutation_check(
             patch = task.reference_patch(turn, params)
             workspace.apply_patch(patch)
             workspace.commit(f"turn {turn.index}")
+            if turn.index < first:
+                continue
             files = {path: (workspace.path / path).read_text(encoding="utf-8") for path in mutants.added_lines(patch)
                      if path.endswith(".py") and (workspace.path / path).is_file()}  # fmt: skip
             chosen = mutants.sample(mutants.mutants_of(patch, files), per_turn, seed + turn.index)
