@@ -66,7 +66,7 @@ def choose_params(meta: TaskMeta, given: Mapping[str, str]) -> dict[str, str | i
             continue
         match = [value for value in values if str(value) == given[name]]
         if not match:
-            raise TaskError(f"param {name}={given[name]!r} is not one of {values}")
+            raise TaskError(f"param {name}={given[name]!r} is not one of {list(values)}")
         params[name] = match[0]
     return params
 
