@@ -8,8 +8,8 @@ writes the next turns as ordinary commits (or rebases a block of turns onto anot
 Params are rendered at checkout with the values chosen there (the first value of each
 param unless given), and remembered in the repository's git config. ``export`` leaves a
 turn's patch alone when its rendered text still produces the commit exactly, so the
-``{{ name }}`` templates in existing patches survive; a templated patch whose commit
-changed is refused, naming the turn, because its new text has to be templated by hand.
+``{{ name }}`` templates in existing patches survive; a changed or new commit gets the
+templates of the lines it shares with templated patches (see ``export``).
 """
 
 from __future__ import annotations
@@ -110,7 +110,12 @@ def _produces(repo: Path, patch: str, parent: str, commit: str) -> bool:
 
 def export(task_dir: Path, repo: Path) -> list[str]:
     """Write ``reference.patch`` of every turn whose commit in ``repo`` it no longer produces
-    (creating the turn folder for a new commit); returns the turn folders written."""
+    (creating the turn folder for a new commit); returns the turn folders written.
+
+    A line of a new diff that reads exactly like a rendered templated line of this or an
+    earlier turn's patch gets its template back, so params keep varying in added and in
+    context lines alike (a later patch whose context shows ``LIMIT = 7`` applies under every
+    value of ``limit``)."""
     task_dir = task_dir.resolve()
     raw = _git(repo, "config", "--default", "{}", "stamina.params").strip()
     params = json.loads(raw)
@@ -118,22 +123,49 @@ def export(task_dir: Path, repo: Path) -> list[str]:
     commits = [line.split(" ", 1) for line in log]
     if not commits or commits[0][1] != SEED_SUBJECT:
         raise TaskError(f"{repo}: the first commit on main must be {SEED_SUBJECT!r} (made by checkout)")
-    written = []
     names = [subject for _, subject in commits[1:]]
     for name in names:
         if "/" in name or name.startswith(".") or not name[:2].isdigit():
             raise TaskError(f"commit subject {name!r} is not a turn folder name like '34-slug'")
     for name in sorted({n for n in names if names.count(n) > 1}):
         raise TaskError(f"two commits name the turn {name!r}")
+    written: list[str] = []
+    templates: dict[str, str] = {}
     for (parent, _), (commit, name) in zip(commits, commits[1:]):
         path = task_dir / "turns" / name / "reference.patch"
         old = path.read_text(encoding="utf-8") if path.is_file() else None
-        if old is not None and _produces(repo, render_params(old, params, str(path)), parent, commit):
-            continue
-        if old is not None and "{{" in old:
-            raise TaskError(f"{path}: the commit changed and the patch holds params; write its templates by hand")
-        diff = _git(repo, "diff", "--no-color", "--no-ext-diff", "--no-renames", "--binary", parent, commit)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(diff, encoding="utf-8")
-        written.append(name)
+        for line in _template_lines(old or ""):
+            templates[render_params(line, params, str(path))] = line
+        if old is None or not _produces(repo, render_params(old, params, str(path)), parent, commit):
+            diff = _git(repo, "diff", "--no-color", "--no-ext-diff", "--no-renames", "--binary", parent, commit)
+            new = _templated(diff, templates)
+            lost = sorted(_template_lines(old or "") - _template_lines(new))
+            if lost:
+                raise TaskError(f"{path}: the commit changed and no longer shows the templated line(s) "
+                                f"{lost}; write its templates by hand")  # fmt: skip
+            if not _produces(repo, render_params(new, params, str(path)), parent, commit):
+                raise TaskError(f"{path}: the templated diff does not reproduce the commit; write it by hand")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(new, encoding="utf-8")
+            written.append(name)
+            old = new
+        for line in _template_lines(old):
+            templates[render_params(line, params, str(path))] = line
     return written
+
+
+def _template_lines(patch: str) -> set[str]:
+    """The contents (without the diff marker) of the patch's lines that hold a template."""
+    return {line[1:] for line in patch.splitlines() if line[:1] in " +-" and "{{" in line and not line.startswith(("+++", "---"))}
+
+
+def _templated(diff: str, templates: Mapping[str, str]) -> str:
+    if not templates:
+        return diff
+    out = []
+    for line in diff.splitlines(keepends=True):
+        body, end = (line[:-1], "\n") if line.endswith("\n") else (line, "")
+        if body[:1] in " +-" and not body.startswith(("+++", "---")) and body[1:] in templates:
+            line = body[0] + templates[body[1:]] + end
+        out.append(line)
+    return "".join(out)

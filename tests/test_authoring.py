@@ -49,12 +49,28 @@ def test_export_keeps_templated_patches_whose_commit_is_unchanged_and_writes_new
     assert export(task_dir, repo) == []  # idempotent
 
 
-def test_export_refuses_to_overwrite_a_templated_patch_whose_commit_changed(task_dir, tmp_path):
+def test_export_keeps_templates_of_a_changed_commit_and_in_later_context_lines(task_dir, tmp_path):
+    repo = tmp_path / "repo"
+    checkout(task_dir, repo)
+    code = (repo / "calc" / "__init__.py").read_text()
+    (repo / "calc" / "__init__.py").write_text(code.replace("x, at most LIMIT", "x, clipped at LIMIT"))
+    git(repo, "commit", "-qa", "--amend", "-m", "01-clip")
+    (repo / "calc" / "__init__.py").write_text(code.replace("LIMIT = 7\n", "LIMIT = 7\nFLOOR = 0\n"))
+    git(repo, "commit", "-qam", "02-floor")
+
+    assert export(task_dir, repo) == ["01-clip", "02-floor"]
+    first = (task_dir / "turns" / "01-clip" / "reference.patch").read_text()
+    assert "+LIMIT = {{ limit }}" in first and "+def {{ name }}(x):" in first and "clipped at LIMIT" in first
+    second = (task_dir / "turns" / "02-floor" / "reference.patch").read_text()
+    assert " LIMIT = {{ limit }}" in second and "+FLOOR = 0" in second  # context templated too
+
+
+def test_export_refuses_a_changed_commit_that_drops_a_templated_line(task_dir, tmp_path):
     repo = tmp_path / "repo"
     checkout(task_dir, repo)
     (repo / "calc" / "__init__.py").write_text('"""Tiny calculator."""\n\nLIMIT = 1\n')
     git(repo, "commit", "-qa", "--amend", "-m", "01-clip")
-    with pytest.raises(TaskError, match="01-clip.*holds params"):
+    with pytest.raises(TaskError, match="01-clip.*no longer shows the templated line"):
         export(task_dir, repo)
 
 
