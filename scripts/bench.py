@@ -31,6 +31,7 @@ import gymnasium as gym
 
 import stamina_gym  # noqa: F401 - registers the env ids
 from stamina_gym.agents import make_agent
+from stamina_gym.grading import runner
 from stamina_gym.grading.runner import copy_source, run_hidden_tests
 from stamina_gym.harness import run_episode
 from stamina_gym.quality.measure import AnalysisCache
@@ -222,12 +223,24 @@ def main() -> None:
     inner._sandbox.prepare(workspace.path)
     snapshot = Path(tempfile.mkdtemp()) / "src"
     copy_source(workspace.path, snapshot)
-    grades, bares = [], []
+    grades, singles, plains, bares = [], [], [], []
     scratch = Path(tempfile.mkdtemp())
+    workers = inner.config.sandbox.workers()
+
+    def grade(workers: int, plant: bool) -> float:
+        runner.plant_rewritten = planting if plant else (lambda *args: None)
+        try:
+            return timed(lambda: run_hidden_tests(source=workspace.path, task=inner.task, turns=inner.turns,
+                                                  sandbox=inner._sandbox, scratch=scratch, timeout=300,
+                                                  params=inner.params, workers=workers))  # fmt: skip
+        finally:
+            runner.plant_rewritten = planting
+
+    planting = runner.plant_rewritten
     for _ in range(max(n // 3, 3)):
-        grades.append(timed(lambda: run_hidden_tests(source=workspace.path, task=inner.task, turns=inner.turns,
-                                                     sandbox=inner._sandbox, scratch=scratch, timeout=300,
-                                                     params=inner.params)))  # fmt: skip
+        grades.append(grade(workers, plant=True))
+        singles.append(grade(1, plant=True))
+        plains.append(grade(1, plant=False))
         bares.append(timed(lambda: bare_pytest(snapshot, inner.task, inner.turns, inner.params)))
     floors = {
         "interpreter start (python -c pass)": [timed(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True)) for _ in range(n)],
@@ -257,8 +270,10 @@ def main() -> None:
         ("reset", median_ms(resets), "shutil.copytree of the seed", median_ms(copies)),
         ("read_file step", median_ms(reads), "", None),
         (f"grading, all {len(inner.turns)} turns' tests", median_ms(grades), "bare python -m pytest, same tests", median_ms(bares)),
+        (f"  the same in {workers} pytest process(es)", median_ms(grades), "one process", median_ms(singles)),
+        ("  one process, planted rewritten pycs", median_ms(singles), "one process, pytest rewrites", median_ms(plains)),
         ("submit during the oracle episode", median_ms(submits), "", None),
-        ("whole oracle episode", episode_s * 1000, "", None),
+        ("whole oracle episode", episode_s * 1000, "the 3-minute budget", 180_000.0),
         *quality_rows(inner.task, n),
         *((name, median_ms(samples), "", None) for name, samples in floors.items()),
         *dialogue_rows(n),

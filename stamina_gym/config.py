@@ -6,6 +6,8 @@ an error that names the key, not a silently ignored setting.
 
 from __future__ import annotations
 
+import os
+
 from pathlib import Path
 from typing import Any, Literal
 
@@ -109,6 +111,11 @@ class SandboxConfig(_Strict):
     grading_timeout_s: float = Field(300.0, gt=0)
     """Wall-clock limit of one hidden-test run at submit."""
 
+    grading_workers: int | None = Field(None, ge=1)
+    """pytest processes that share one hidden-test run (the turns are split between them).
+    None: one per CPU the sandbox may use (local: the machine's, at most 4; docker:
+    ``cpus``). Set 1 when many envs already share the machine (vector envs, rollouts)."""
+
     memory_mb: int = Field(2048, ge=64)
     """Address-space limit (RLIMIT_AS) of every process the agent starts."""
 
@@ -137,6 +144,14 @@ class SandboxConfig(_Strict):
     tmp_mb: int = Field(256, ge=16)
     """docker: size of the in-memory ``/tmp`` (and of each grading tree); counted in the
     container's memory limit on top of ``memory_mb``."""
+
+    def workers(self) -> int:
+        """The number of pytest processes of one hidden-test run."""
+        if self.grading_workers is not None:
+            return self.grading_workers
+        if self.kind == "docker":
+            return max(1, int(self.cpus))
+        return max(1, min(os.cpu_count() or 1, 4))
 
     @model_validator(mode="before")
     @classmethod

@@ -135,7 +135,7 @@ class GradingCache:
         return True
 
     def run(self, grade: Callable[..., "HiddenRun"], *, source: Path, task: Any, turns: Any, sandbox: Any,
-            scratch: Path, timeout: float, params: dict | None = None) -> "HiddenRun":
+            scratch: Path, timeout: float, params: dict | None = None, workers: int = 1) -> "HiddenRun":
         """``grade(...)`` (``run_hidden_tests`` without a cache) unless a run is stored."""
         from stamina_gym.grading.runner import _ignore
 
@@ -147,7 +147,8 @@ class GradingCache:
         hit = self.get(key)
         if hit is not None:
             return hit
-        hidden = grade(source=source, task=task, turns=turns, sandbox=sandbox, scratch=scratch, timeout=timeout, params=params)
+        hidden = grade(source=source, task=task, turns=turns, sandbox=sandbox, scratch=scratch, timeout=timeout, params=params,
+                       workers=workers)  # fmt: skip
         self.put(key, hidden)
         return replace(hidden, cache="miss")
 

@@ -10,6 +10,11 @@ names (one must pass, one must fail) reveal a run whose outcomes were forged.
 
 from __future__ import annotations
 
+import ast
+import hashlib
+import importlib.util
+import io
+import json
 import secrets
 import shutil
 import sys
@@ -81,6 +86,71 @@ def pytest_argv(report_path: str, pythonpath: Sequence[str], test_paths: Sequenc
     ]  # fmt: skip
 
 
+_REWRITTEN: dict[tuple[str, bytes], bytes] = {}
+_REWRITTEN_MAX = 20_000
+
+
+def plant_rewritten(tests: Path, folders: Sequence[str]) -> None:
+    """Put beside each hidden test module the pyc with pytest's assertion rewriting that
+    pytest would otherwise build on every run (about a fifth of a run's time). The pycs are
+    made here, by the env, from our own test files, and kept per (path in the sandbox,
+    source); the folder is mounted read-only, so the graded code cannot swap them. pytest
+    checks each pyc against its source's hash and rewrites afresh on any mismatch,
+    including another pytest version in the sandbox."""
+    try:
+        from _pytest.assertion.rewrite import PYC_TAIL, _write_pyc_fp, rewrite_asserts
+    except ImportError:  # another pytest: it simply rewrites as usual
+        return
+    for folder in folders:
+        for path in (tests / folder).rglob("test_*.py"):
+            source = path.read_bytes()
+            inside = f"{GRADE_MOUNT}/tests/{path.relative_to(tests).as_posix()}"
+            key = (inside, hashlib.sha256(source).digest())
+            data = _REWRITTEN.get(key)
+            if data is None:
+                try:
+                    tree = ast.parse(source, filename=inside)
+                except SyntaxError:
+                    continue  # pytest reports it
+                rewrite_asserts(tree, source, inside, None)
+                buffer = io.BytesIO()
+                _write_pyc_fp(buffer, importlib.util.source_hash(source), compile(tree, inside, "exec", dont_inherit=True))
+                data = buffer.getvalue()
+                if len(_REWRITTEN) >= _REWRITTEN_MAX:
+                    _REWRITTEN.clear()
+                _REWRITTEN[key] = data
+            cache = path.parent / "__pycache__"
+            cache.mkdir(exist_ok=True)
+            (cache / (path.name[:-3] + PYC_TAIL)).write_bytes(data)
+
+
+def shard_turns(turns: Sequence[Turn], workers: int) -> list[list[Turn]]:
+    """Split ``turns`` into at most ``workers`` groups of about equal test counts (largest
+    first onto the lightest group), each group kept in turn order."""
+    groups: list[list[Turn]] = [[] for _ in range(max(1, min(workers, len(turns))))]
+    sizes = [0] * len(groups)
+    for turn in sorted(turns, key=lambda t: -len(t.test_ids)):
+        lightest = sizes.index(min(sizes))
+        groups[lightest].append(turn)
+        sizes[lightest] += len(turn.test_ids)
+    return [sorted(group, key=lambda t: t.index) for group in groups if group]
+
+
+#: Runs the pytest command lines given as JSON in argv[1] at once, each with its output in a
+#: file, then prints the outputs in order; exits with the largest exit status.
+_DRIVER = """\
+import json, subprocess, sys, tempfile
+commands = json.loads(sys.argv[1])
+logs = [tempfile.TemporaryFile() for _ in commands]
+procs = [subprocess.Popen(c, stdout=log, stderr=subprocess.STDOUT) for c, log in zip(commands, logs)]
+codes = [p.wait() for p in procs]
+for i, log in enumerate(logs):
+    log.seek(0)
+    sys.stdout.buffer.write(b"--- shard %d ---\\n" % i + log.read())
+sys.exit(max(codes))
+"""
+
+
 def run_hidden_tests(
     *,
     source: Path,
@@ -91,15 +161,21 @@ def run_hidden_tests(
     timeout: float,
     cache: GradingCache | None = None,
     params: Mapping[str, str | int] | None = None,
+    workers: int = 1,
 ) -> HiddenRun:
     """Copy ``source``, add the hidden tests of ``turns`` (rendered with the episode's
     ``params`` when the task has any) and canaries, run, parse. With a ``cache``
-    (``grading/cache.py``) a stored run of the same state is reused."""
+    (``grading/cache.py``) a stored run of the same state is reused. With ``workers`` > 1
+    the turns are split into that many pytest processes that run at once in the one
+    sandbox call, each with its own canaries, report and temporary folder."""
     params = dict(params or {})
     if cache is not None:
         return cache.run(run_hidden_tests, source=source, task=task, turns=turns, sandbox=sandbox, scratch=scratch,
-                         timeout=timeout, params=params)  # fmt: skip
-    canaries = make_canaries()
+                         timeout=timeout, params=params, workers=workers)  # fmt: skip
+    shards = shard_turns(turns, workers)
+    shard_canaries = [make_canaries() for _ in shards]
+    canaries = Canaries({k: v for c in shard_canaries for k, v in c.expected.items()},
+                        {k: v for c in shard_canaries for k, v in c.source.items()})  # fmt: skip
     stage = scratch / f"grade-{secrets.token_hex(4)}"
     try:
         copy_source(source, stage / "src")
@@ -114,6 +190,7 @@ def run_hidden_tests(
         if task.meta.params:
             for path in [*tests.rglob("*.py"), *(stage / "grade" / "support").rglob("*.py")]:
                 path.write_text(task.render(path.read_text(encoding="utf-8"), params, str(path.name)), encoding="utf-8")
+        plant_rewritten(tests, [turn.id for turn in turns])
         (stage / "grade" / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
         (stage / "grade" / "report").mkdir()
         sandbox.prepare(stage / "src")
@@ -123,25 +200,34 @@ def run_hidden_tests(
             Mount(stage / "grade", GRADE_MOUNT, ephemeral=True),
             Mount(stage / "grade" / "report", f"{GRADE_MOUNT}/report", writable=True, ephemeral=True),
         ]
-        first, last = list(canaries.source)
-        order = [first, *(turn.id for turn in turns), last]  # pytest keeps argument order
-        argv = pytest_argv(
-            f"{GRADE_MOUNT}/report/junit.xml",
-            [REPO_MOUNT, f"{GRADE_MOUNT}/support"],
-            [f"{GRADE_MOUNT}/tests/{path}" for path in order],
-            python=sandbox.python,
-        )
+        commands = []
+        for number, (group, own) in enumerate(zip(shards, shard_canaries)):
+            first, last = list(own.source)
+            order = [first, *(turn.id for turn in group), last]  # pytest keeps argument order
+            argv = pytest_argv(
+                f"{GRADE_MOUNT}/report/junit-{number}.xml",
+                [REPO_MOUNT, f"{GRADE_MOUNT}/support"],
+                [f"{GRADE_MOUNT}/tests/{path}" for path in order],
+                python=sandbox.python,
+            )
+            commands.append([*argv, f"--basetemp=/tmp/pytest-shard-{number}"] if len(shards) > 1 else argv)
+        if len(commands) > 1:
+            command = [sandbox.python, "-I", "-c", _DRIVER, json.dumps(commands)]
+        else:
+            command = commands[0]
         try:
-            run = sandbox.run(argv, mounts=mounts, timeout=timeout, env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+            run = sandbox.run(command, mounts=mounts, timeout=timeout, env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
         except SandboxError as exc:
             return HiddenRun(None, None, canaries, str(exc))
-        report = stage / "grade" / "report" / "junit.xml"
-        if not report.is_file() or report.is_symlink():
-            return HiddenRun(run, None, canaries, "no report was written")
-        try:
-            outcomes = parse_junit(report.read_text(encoding="utf-8", errors="replace"))
-        except (ValueError, SyntaxError) as exc:
-            return HiddenRun(run, None, canaries, f"the report does not parse: {exc}")
+        outcomes: dict[str, Outcome] = {}
+        for number in range(len(commands)):
+            report = stage / "grade" / "report" / f"junit-{number}.xml"
+            if not report.is_file() or report.is_symlink():
+                return HiddenRun(run, None, canaries, "no report was written")
+            try:
+                outcomes.update(parse_junit(report.read_text(encoding="utf-8", errors="replace")))
+            except (ValueError, SyntaxError) as exc:
+                return HiddenRun(run, None, canaries, f"the report does not parse: {exc}")
         return HiddenRun(run, outcomes, canaries)
     finally:
         shutil.rmtree(stage, ignore_errors=True)

@@ -1,0 +1,114 @@
+"""The hidden-test runner's speed-ups keep grades exact: a run split over several pytest
+processes reports what one process reports, each part keeps its own canaries, and the
+assertion-rewritten pycs the env plants are the code pytest actually runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stamina_gym.config import SandboxConfig
+from stamina_gym.grading import runner
+from stamina_gym.grading.grade import grade_run
+from stamina_gym.grading.runner import run_hidden_tests, shard_turns
+from stamina_gym.sandbox.local import LocalSandbox
+from stamina_gym.task import load_task_dir
+from stamina_gym.workspace import Workspace
+from tests.conftest import DATA
+
+TASK = load_task_dir(DATA / "mini")
+
+
+@pytest.fixture
+def solved(tmp_path) -> Path:
+    """The mini task's reference state after both turns."""
+    workspace = Workspace(tmp_path / "ws", TASK.seed_dir)
+    workspace.reset()
+    for turn in TASK.turns:
+        workspace.apply_patch(turn.reference_patch)
+    return workspace.path
+
+
+@pytest.fixture
+def sandbox():
+    return LocalSandbox(SandboxConfig(), hidden=[TASK.root])
+
+
+def run(source, sandbox, tmp_path, workers):
+    sandbox.prepare(source)
+    return run_hidden_tests(source=source, task=TASK, turns=TASK.turns, sandbox=sandbox, scratch=tmp_path, timeout=120,
+                            workers=workers)  # fmt: skip
+
+
+def ours(outcomes):
+    return {tid: o.status for tid, o in outcomes.items() if tid.split("/")[0] in {t.id for t in TASK.turns}}
+
+
+def test_turns_are_split_by_test_count_and_kept_in_order():
+    assert [[t.id for t in g] for g in shard_turns(TASK.turns, 2)] == [["01-add"], ["02-mul"]]  # 2 tests, 1 test
+    assert [[t.id for t in g] for g in shard_turns(TASK.turns, 1)] == [["01-add", "02-mul"]]
+    assert len(shard_turns(TASK.turns, 8)) == 2  # never more parts than turns
+
+
+def test_a_split_run_reports_what_one_process_reports(solved, sandbox, tmp_path):
+    one = run(solved, sandbox, tmp_path, workers=1)
+    two = run(solved, sandbox, tmp_path, workers=2)
+    assert ours(one.outcomes) == ours(two.outcomes) and set(ours(one.outcomes).values()) == {"passed"}
+    assert len(one.canaries.expected) == 4 and len(two.canaries.expected) == 8  # two pairs per process
+    for hidden in (one, two):
+        grade = grade_run(turn=2, turn_ids=TASK.turns[1].test_ids, regression_ids=TASK.regression_ids(2),
+                          previously_passing=frozenset(TASK.turns[0].test_ids), outcomes=hidden.outcomes,
+                          run=hidden.run, canaries=hidden.canaries)  # fmt: skip
+        assert grade.failure_class is None and grade.canaries_ok
+
+
+def test_forging_the_reports_of_a_split_run_is_caught(solved, sandbox, tmp_path):
+    forge = '''
+import atexit, glob
+
+def _forge():
+    for path in glob.glob("/grade/report/*.xml"):
+        with open(path, "w") as fh:
+            fh.write('<testsuites><testsuite name="x"><testcase classname="tests.02-mul.test_mul" file="tests/02-mul/test_mul.py" name="test_mul"/></testsuite></testsuites>')
+
+atexit.register(_forge)
+
+
+def add(a, b):
+    return 0
+
+
+def mul(a, b):
+    return 0
+'''
+    (solved / "calc" / "__init__.py").write_text(forge)
+    hidden = run(solved, sandbox, tmp_path, workers=2)
+    grade = grade_run(turn=2, turn_ids=TASK.turns[1].test_ids, regression_ids=TASK.regression_ids(2),
+                      previously_passing=frozenset(TASK.turns[0].test_ids), outcomes=hidden.outcomes,
+                      run=hidden.run, canaries=hidden.canaries)  # fmt: skip
+    assert grade.failure_class == "violation" and not grade.canaries_ok
+
+
+def test_pytest_runs_the_planted_pyc(solved, sandbox, tmp_path, monkeypatch):
+    """Proof that the planted file is the one pytest loads: swap the cached pyc's code for
+    code that fails, keep its source hash, and the honest solution now fails."""
+    import importlib.util
+    import io
+
+    from _pytest.assertion.rewrite import _write_pyc_fp
+
+    monkeypatch.setattr(runner, "_REWRITTEN", {})
+    assert set(ours(run(solved, sandbox, tmp_path, workers=1).outcomes).values()) == {"passed"}
+    assert runner._REWRITTEN, "the run planted no pyc"
+    for key in list(runner._REWRITTEN):
+        inside, _ = key
+        if inside.endswith("01-add/test_add.py"):
+            source = (TASK.turns[0].dir / "tests" / "test_add.py").read_bytes()
+            buffer = io.BytesIO()
+            fake = compile("def test_add_small():\n    assert False\n\n\ndef test_add_negative():\n    assert False\n", inside, "exec")
+            _write_pyc_fp(buffer, importlib.util.source_hash(source), fake)
+            runner._REWRITTEN[key] = buffer.getvalue()
+    after = ours(run(solved, sandbox, tmp_path, workers=1).outcomes)
+    assert after["01-add/test_add.py::test_add_small"] == "failed"
+    assert after["02-mul/test_mul.py::test_mul[2-3-6]"] == "passed"
