@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Mapping, Protocol, Sequence
 
 from stamina_gym.registry import Registry
+
+if TYPE_CHECKING:
+    from stamina_gym.config import SandboxConfig
 
 #: Where the workspace appears inside every sandbox.
 REPO_MOUNT = "/repo"
@@ -72,6 +75,8 @@ class Sandbox(Protocol):
 
     python: str
     """The Python interpreter inside the sandbox: the agent's code and pytest run with it."""
+
+    config: SandboxConfig
 
     def run(
         self,
