@@ -91,5 +91,5 @@ def test_validator_counts_what_the_todo_task_holds():
 
     counts = task_counts(load_task("todo"))
     assert counts["turns"] == len(load_task("todo").turns) == sum(counts["kinds"].values())
-    assert counts["consistency rules"] == 5 and counts["memory probes"] >= 2
+    assert counts["consistency rules"] >= 5 and counts["memory probes"] >= 2
     assert counts["retired tests"] >= 2 and counts["prompt variants"] >= 2 * counts["turns"]
