@@ -109,7 +109,7 @@ def _produces(repo: Path, patch: str, parent: str, commit: str) -> bool:
 
 
 def export(task_dir: Path, repo: Path) -> list[str]:
-    """Write ``reference.patch`` of every turn whose commit in ``repo`` it no longer produces
+    """Write ``reference.patch`` of every turn whose text differs from its commit's diff
     (creating the turn folder for a new commit); returns the turn folders written.
 
     A line of a new diff that reads exactly like a rendered templated line of this or an
@@ -136,9 +136,11 @@ def export(task_dir: Path, repo: Path) -> list[str]:
         old = path.read_text(encoding="utf-8") if path.is_file() else None
         for line in _template_lines(old or ""):
             templates[render_params(line, params, str(path))] = line
-        if old is None or not _produces(repo, render_params(old, params, str(path)), parent, commit):
-            diff = _git(repo, "diff", "--no-color", "--no-ext-diff", "--no-renames", "--binary", parent, commit)
-            new = _templated(diff, templates)
+        diff = _git(repo, "diff", "--no-color", "--no-ext-diff", "--no-renames", "--binary", parent, commit)
+        new = _templated(diff, templates)
+        # A patch that still applies, but with offsets or fuzz, is rewritten too: the hunk
+        # headers must be exact, because the mutation check reads its line numbers there.
+        if old is None or _body(new) != _body(old):
             lost = sorted(_template_lines(old or "") - _template_lines(new))
             if lost:
                 raise TaskError(f"{path}: the commit changed and no longer shows the templated line(s) "
@@ -152,6 +154,11 @@ def export(task_dir: Path, repo: Path) -> list[str]:
         for line in _template_lines(old):
             templates[render_params(line, params, str(path))] = line
     return written
+
+
+def _body(patch: str) -> list[str]:
+    """The patch without its ``index`` lines (blob ids say nothing a reader needs)."""
+    return [line for line in patch.splitlines() if not line.startswith("index ")]
 
 
 def _template_lines(patch: str) -> set[str]:

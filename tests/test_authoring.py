@@ -109,3 +109,26 @@ def test_cli_checkout_reports_bad_params(task_dir, tmp_path, capsys):
     assert main(["author", "checkout", str(task_dir), str(tmp_path / "r3")]) == 0
     assert main(["author", "export", str(task_dir), str(tmp_path / "r3")]) == 0
     assert "wrote reference.patch of 0 turn(s)" in capsys.readouterr().out
+
+
+def test_export_rewrites_a_patch_that_only_applies_with_offsets(task_dir, tmp_path):
+    """The mutation check reads line numbers from the hunk headers, so a patch whose
+    context moved must be written again even though git would still apply it."""
+    repo = tmp_path / "repo"
+    checkout(task_dir, repo)
+    (repo / "calc" / "neg.py").write_text("def neg(x):\n    return -x\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "02-neg")
+    export(task_dir, repo)
+    (repo / "calc" / "neg.py").write_text("'''Negation.'''\n\n\ndef neg(x):\n    return -x\n")
+    git(repo, "commit", "-qam", "03-doc")
+    (repo / "calc" / "neg.py").write_text("'''Negation.'''\n\n\ndef neg(x):\n    return -x\n\n\ndef pos(x):\n    return x\n")
+    git(repo, "commit", "-qam", "04-pos")
+    export(task_dir, repo)
+    before = (task_dir / "turns" / "04-pos" / "reference.patch").read_text()
+    # drop the docstring turn: 04's hunk now sits three lines higher
+    git(repo, "rebase", "-q", "--onto", "HEAD~2", "HEAD~1")
+    git(repo, "commit", "-q", "--amend", "-m", "04-pos")
+    assert "04-pos" in export(task_dir, repo)
+    after = (task_dir / "turns" / "04-pos" / "reference.patch").read_text()
+    assert "@@ -1,2 +1,6 @@" in after and after != before
