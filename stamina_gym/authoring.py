@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Mapping
 
 from stamina_gym.errors import TaskError
-from stamina_gym.task import TaskMeta, _validate, render_params
+from stamina_gym.task import TaskMeta, _validate, render_params, turn_folders
 
 _GIT_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",
@@ -72,7 +72,7 @@ def choose_params(meta: TaskMeta, given: Mapping[str, str]) -> dict[str, str | i
 
 
 def turn_dirs(task_dir: Path) -> list[Path]:
-    return sorted(p for p in (task_dir / "turns").glob("*") if p.is_dir())
+    return turn_folders(task_dir)
 
 
 def checkout(task_dir: Path, dest: Path, given: Mapping[str, str] | None = None, upto: int | None = None) -> dict:

@@ -348,6 +348,17 @@ def _validate(model: type[BaseModel], path: Path) -> BaseModel:
         raise TaskError(f"{path}: {format_validation_error(exc)}") from None
 
 
+def turn_folders(root: Path) -> list[Path]:
+    """The turn folders of a task in turn order: by their leading number (``9-x`` before
+    ``10-y``, ``99-x`` before ``100-y``), then by name."""
+
+    def order(path: Path) -> tuple[float, str]:
+        number = re.match(r"\d+", path.name)
+        return (int(number.group()) if number else float("inf"), path.name)
+
+    return sorted((p for p in (root / "turns").glob("*") if p.is_dir()), key=order)
+
+
 def load_task_dir(root: Path) -> Task:
     """Load and schema-check one task folder."""
     root = root.resolve()
@@ -355,7 +366,7 @@ def load_task_dir(root: Path) -> Task:
     assert isinstance(meta, TaskMeta)
     if not (root / "repo").is_dir():
         raise TaskError(f"{root}: missing the seed repository folder repo/")
-    turn_dirs = sorted(p for p in (root / "turns").glob("*") if p.is_dir())
+    turn_dirs = turn_folders(root)
     if not turn_dirs:
         raise TaskError(f"{root}: no turns under turns/")
     turns = []

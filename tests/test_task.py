@@ -93,3 +93,11 @@ def test_validator_counts_what_the_todo_task_holds():
     assert counts["turns"] == len(load_task("todo").turns) == sum(counts["kinds"].values())
     assert counts["consistency rules"] >= 5 and counts["memory probes"] >= 2
     assert counts["retired tests"] >= 2 and counts["prompt variants"] >= 2 * counts["turns"]
+
+
+def test_turn_folders_sort_by_number_so_a_hundredth_turn_comes_last(tmp_path):
+    from stamina_gym.task import turn_folders
+
+    for name in ["100-last", "9-ninth", "10-tenth", "99-almost", "01-first"]:
+        (tmp_path / "turns" / name).mkdir(parents=True)
+    assert [p.name for p in turn_folders(tmp_path)] == ["01-first", "9-ninth", "10-tenth", "99-almost", "100-last"]
