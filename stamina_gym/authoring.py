@@ -71,10 +71,6 @@ def choose_params(meta: TaskMeta, given: Mapping[str, str]) -> dict[str, str | i
     return params
 
 
-def turn_dirs(task_dir: Path) -> list[Path]:
-    return turn_folders(task_dir)
-
-
 def checkout(task_dir: Path, dest: Path, given: Mapping[str, str] | None = None, upto: int | None = None) -> dict:
     """Write the reference solution of ``task_dir`` as a git repository at ``dest``."""
     task_dir = task_dir.resolve()
@@ -87,7 +83,7 @@ def checkout(task_dir: Path, dest: Path, given: Mapping[str, str] | None = None,
     _git(dest, "config", "stamina.params", json.dumps(params, sort_keys=True))
     _git(dest, "add", "-A")
     _git(dest, "commit", "-q", "-m", SEED_SUBJECT)
-    dirs = turn_dirs(task_dir)[:upto]
+    dirs = turn_folders(task_dir)[:upto]
     for turn_dir in dirs:
         patch = render_params((turn_dir / "reference.patch").read_text(encoding="utf-8"), params, str(turn_dir))
         _git(dest, "apply", "--index", "--whitespace=nowarn", "-", input=patch)

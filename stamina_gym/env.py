@@ -241,7 +241,6 @@ class StaminaEnv(gym.Env[dict, str]):
             timeout=self.config.sandbox.grading_timeout_s,
             cache=self._cache,
             params=self._params,
-            workers=self.config.sandbox.workers(),
         )
         if hidden.cache:
             info["grading_cache"] = hidden.cache

@@ -121,7 +121,7 @@ def _check_conventions(task: Task, turn: Turn, workspace: Workspace) -> list[Pro
 def _check_state(task: Task, state: int, workspace: Workspace, sandbox: Sandbox, root: Path, params: dict) -> list[Problem]:
     turns = task.turns[: min(state + 1, len(task.turns))]
     hidden = run_hidden_tests(source=workspace.path, task=task, turns=turns, sandbox=sandbox, scratch=root, timeout=600,
-                              params=params, workers=sandbox.config.workers())  # fmt: skip
+                              params=params)  # fmt: skip
     if hidden.outcomes is None:
         output = hidden.run.output[-2000:] if hidden.run else ""
         return [Problem(state, f"the hidden tests did not run: {hidden.problem}\n{output}")]

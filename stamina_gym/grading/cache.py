@@ -135,7 +135,7 @@ class GradingCache:
         return True
 
     def run(self, grade: Callable[..., "HiddenRun"], *, source: Path, task: Any, turns: Any, sandbox: Any,
-            scratch: Path, timeout: float, params: dict | None = None, workers: int = 1) -> "HiddenRun":
+            scratch: Path, timeout: float, params: dict | None = None, workers: int | None = None) -> "HiddenRun":
         """``grade(...)`` (``run_hidden_tests`` without a cache) unless a run is stored."""
         from stamina_gym.grading.runner import _ignore
 

@@ -161,14 +161,16 @@ def run_hidden_tests(
     timeout: float,
     cache: GradingCache | None = None,
     params: Mapping[str, str | int] | None = None,
-    workers: int = 1,
+    workers: int | None = None,
 ) -> HiddenRun:
     """Copy ``source``, add the hidden tests of ``turns`` (rendered with the episode's
     ``params`` when the task has any) and canaries, run, parse. With a ``cache``
     (``grading/cache.py``) a stored run of the same state is reused. With ``workers`` > 1
     the turns are split into that many pytest processes that run at once in the one
-    sandbox call, each with its own canaries, report and temporary folder."""
+    sandbox call, each with its own canaries, report and temporary folder (default: the
+    sandbox config's ``workers()``)."""
     params = dict(params or {})
+    workers = sandbox.config.workers() if workers is None else workers
     if cache is not None:
         return cache.run(run_hidden_tests, source=source, task=task, turns=turns, sandbox=sandbox, scratch=scratch,
                          timeout=timeout, params=params, workers=workers)  # fmt: skip
