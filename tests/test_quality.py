@@ -298,3 +298,32 @@ def test_memory_cache_keeps_the_most_recently_used_entries():
     assert cache.get(keys[0]).sloc == 0  # used: now the most recent
     cache.put(keys[2], FileQuality(sloc=2))
     assert cache.get(keys[1]) is None and cache.get(keys[0]).sloc == 0 and cache.get(keys[2]).sloc == 2
+
+
+def test_rules_recheck_exactly_the_files_whose_text_changed():
+    from pydantic import TypeAdapter
+
+    from stamina_gym.quality import rules as rules_module
+    from stamina_gym.quality.rules import Rule, check_rules
+
+    rule = TypeAdapter(Rule).validate_python(
+        {"id": "no-requests", "kind": "forbid_import", "description": "no requests", "modules": ["requests"]}
+    )
+    clean = {"app/a.py": "import json\n", "app/b.py": "import os\n"}
+    calls = []
+    check = rules_module._CHECKS["forbid_import"]
+
+    def counted(r, files, tree):
+        calls.append(list(files))
+        yield from check(r, files, tree)
+
+    rules_module._CHECKS["forbid_import"] = counted
+    try:
+        assert check_rules((rule,), clean, 1)[1] == []
+        calls.clear()
+        _, found = check_rules((rule,), {**clean, "app/b.py": "import os\nimport requests\n"}, 1)
+    finally:
+        rules_module._CHECKS["forbid_import"] = check
+    assert calls == [["app/b.py"]]  # a.py's answer came from the memo
+    assert [(v.file, v.line) for v in found] == [("app/b.py", 2)]
+    assert check_rules((rule,), clean, 1)[1] == []  # back to the old text: clean again
