@@ -96,7 +96,7 @@ def quality_rows(task, repeat: int) -> list[tuple[str, float, str, float | None]
                 start = workspace.head()
                 workspace.apply_patch(task.reference_patch(turn, params))
                 changed = workspace.numstat(start)
-                incremental.append(timed(lambda: reviewer.review(turn, workspace.path, changed, {}, last=False)))
+                incremental.append(timed(lambda: reviewer.review(turn, workspace.path, changed, last=False)))
                 hits.append(timed(lambda: reviewer.meter.measure(workspace.path)))
                 files = [p for p in changed if p.endswith(".py") and (workspace.path / p).is_file()
                          and not p.startswith("tests/")]  # fmt: skip

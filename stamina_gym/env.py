@@ -9,6 +9,7 @@ import string
 import tempfile
 import time
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -232,16 +233,24 @@ class StaminaEnv(gym.Env[dict, str]):
     def _submit(self, reward: float, info: dict[str, Any]) -> tuple[dict, float, bool, bool, dict]:
         turn = self.turns[self._turn]
         workspace, sandbox = self._workspace, self._sandbox
-        hidden = run_hidden_tests(
-            source=workspace.path,
-            task=self.task,
-            turns=self.turns[: self._turn + 1],
-            sandbox=sandbox,
-            scratch=self._root / "scratch",
-            timeout=self.config.sandbox.grading_timeout_s,
-            cache=self._cache,
-            params=self._params,
-        )
+        # The hidden tests run in the sandbox (this process only waits for them) while the
+        # tree is reviewed here: a submit costs the longer of the two, not their sum.
+        with ThreadPoolExecutor(1, thread_name_prefix="grading") as pool:
+            hidden_tests = pool.submit(
+                run_hidden_tests,
+                source=workspace.path,
+                task=self.task,
+                turns=self.turns[: self._turn + 1],
+                sandbox=sandbox,
+                scratch=self._root / "scratch",
+                timeout=self.config.sandbox.grading_timeout_s,
+                cache=self._cache,
+                params=self._params,
+            )
+            review = self._reviewer.review(
+                turn, workspace.path, changed=workspace.numstat(self._turn_start), last=self._turn + 1 == len(self.turns)
+            )
+            hidden = hidden_tests.result()
         if hidden.cache:
             info["grading_cache"] = hidden.cache
         grade = grade_run(
@@ -254,13 +263,7 @@ class StaminaEnv(gym.Env[dict, str]):
             canaries=hidden.canaries,
             report_problem=hidden.problem,
         )
-        review = self._reviewer.review(
-            turn,
-            workspace.path,
-            changed=workspace.numstat(self._turn_start),
-            statuses=grade.turn_tests,
-            last=self._turn + 1 == len(self.turns),
-        )
+        review = review.with_memory(turn, grade.turn_tests)
         terms = self.reward_terms(grade, review)
         if grade.failure_class not in ("violation", "infrastructure"):
             self._passing = frozenset(t for t, s in {**grade.regression_tests, **grade.turn_tests}.items() if s == "passed")

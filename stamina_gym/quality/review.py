@@ -4,7 +4,7 @@ edits outside the turn's paths. ``Reviewer`` keeps the state between submits."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping
 
@@ -21,11 +21,17 @@ ALWAYS_IN_SCOPE = ("tests/**", "**/tests/**", "**/test_*.py", "**/*.md")
 class Review:
     quality: dict | None
     rules: dict
-    memory: dict
+    memory: dict | None
+    """Filled by :meth:`with_memory` once the hidden tests have run (the review itself runs
+    while they do)."""
     scope: dict
     sources: Mapping[str, str] = field(default_factory=dict, repr=False)
     """The text of the tree's files as read for the review (not part of the grade): the
     plan-adherence detectors read the same snapshot instead of the disk again."""
+
+    def with_memory(self, turn: Turn, statuses: Mapping[str, str]) -> "Review":
+        """This review with the memory probes scored from the turn's test outcomes."""
+        return replace(self, memory=memory_result(turn, statuses))
 
     def to_info(self) -> dict:
         return {"quality": self.quality, "rules": self.rules, "memory": self.memory, "scope": self.scope}
@@ -87,8 +93,10 @@ class Reviewer:
         self._before = self.meter.measure(tree) if self.config.enabled else None
         self._submits = submits
 
-    def review(self, turn: Turn, tree: Path, changed: Mapping[str, tuple[int, int]], statuses: Mapping[str, str], last: bool) -> Review:
-        """``changed``: lines added/deleted per file this turn; ``statuses``: the turn's test outcomes."""
+    def review(self, turn: Turn, tree: Path, changed: Mapping[str, tuple[int, int]], last: bool) -> Review:
+        """``changed``: lines added/deleted per file this turn. Reads only the tree, so it
+        can run while the hidden tests do; the memory probes come after
+        (:meth:`Review.with_memory`)."""
         self._submits += 1
         files, skipped = read_tree(tree, self.config.max_file_kb * 1024, self.meter.max_files)
         decoded = {}
@@ -107,7 +115,7 @@ class Reviewer:
         if self.config.enabled:
             quality = self._quality(files, skipped, changed, last)
         scope = scope_result(turn, self.mode, changed)
-        return Review(quality, rules, memory_result(turn, statuses), scope, sources=decoded)
+        return Review(quality, rules, None, scope, sources=decoded)
 
     def _quality(self, files: Mapping[str, bytes], skipped: list[str], changed: Mapping[str, tuple[int, int]], last: bool) -> dict:
         weights = self.config.weights.model_dump()
