@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 from gymnasium import spaces
 
 from stamina_gym.config import EnvConfig, load_env_config
@@ -85,10 +86,14 @@ class StaminaEnv(gym.Env[dict, str]):
 
         test_pass (1.0) * fraction of this turn's tests passing
         + turn_bonus (0.5) if every one passes
-        - regression (1.0) * fraction of earlier tests that passed before and fail now
+        - regression (1.0) * fraction of the earlier tests run that passed when last run and fail now
         + quality (1.0) * change of the code-quality score over the turn
         - rule_violation (0.1) * consistency rules in force that the code breaks
         - out_of_scope (0.05) * files changed outside the turn's paths (strict mode only)
+
+    The earlier tests run are all of those still in force, or with ``regression.sample``
+    a random sample of them, with all at every ``regression.full_every``-th turn and the
+    last (``RegressionConfig``).
 
     and, from the dialogue of the turn (``stamina_gym.user``)::
 
@@ -191,6 +196,7 @@ class StaminaEnv(gym.Env[dict, str]):
         self._started = time.monotonic()
         self._picked = [pick_values(t, lambda n: int(self.np_random.integers(n))) for t in self.turns]
         self._params = self.task.choose_params(lambda n: int(self.np_random.integers(n)))
+        self._regression_seed = int(self.np_random.integers(2**63))  # drawn last: earlier draws keep their values
         self._prompts: dict[int, str] = {}
         self._begin_turn()
         observation = self._observe(_intro())
@@ -233,6 +239,8 @@ class StaminaEnv(gym.Env[dict, str]):
     def _submit(self, reward: float, info: dict[str, Any]) -> tuple[dict, float, bool, bool, dict]:
         turn = self.turns[self._turn]
         workspace, sandbox = self._workspace, self._sandbox
+        in_force = self.task.regression_ids(turn.index)
+        regression = self._regression_to_run(turn.index, in_force)
         # The hidden tests run in the sandbox (this process only waits for them) while the
         # tree is reviewed here: a submit costs the longer of the two, not their sum.
         with ThreadPoolExecutor(1, thread_name_prefix="grading") as pool:
@@ -246,6 +254,7 @@ class StaminaEnv(gym.Env[dict, str]):
                 timeout=self.config.sandbox.grading_timeout_s,
                 cache=self._cache,
                 params=self._params,
+                only={*turn.test_ids, *regression},
             )
             review = self._reviewer.review(
                 turn, workspace.path, changed=workspace.numstat(self._turn_start), last=self._turn + 1 == len(self.turns)
@@ -256,7 +265,7 @@ class StaminaEnv(gym.Env[dict, str]):
         grade = grade_run(
             turn=turn.index,
             turn_ids=turn.test_ids,
-            regression_ids=self.task.regression_ids(turn.index),
+            regression_ids=regression,
             previously_passing=self._passing,
             outcomes=hidden.outcomes,
             run=hidden.run,
@@ -266,8 +275,9 @@ class StaminaEnv(gym.Env[dict, str]):
         review = review.with_memory(turn, grade.turn_tests)
         terms = self.reward_terms(grade, review)
         if grade.failure_class not in ("violation", "infrastructure"):
-            self._passing = frozenset(t for t, s in {**grade.regression_tests, **grade.turn_tests}.items() if s == "passed")
-        grade_info = {**grade.to_info(), **review.to_info()}
+            ran = {**grade.regression_tests, **grade.turn_tests}  # the others keep their last outcome
+            self._passing = frozenset(self._passing - ran.keys()) | {t for t, s in ran.items() if s == "passed"}
+        grade_info = {**grade.to_info(), "regression_in_force": len(in_force), **review.to_info()}
         python = {path: text for path, text in review.sources.items() if path.endswith(".py")}
         scores, dialogue = self._dialogue.score(grade_info, python, self.config.scores)
         terms.update(self.score_terms(scores, grade))
@@ -287,6 +297,15 @@ class StaminaEnv(gym.Env[dict, str]):
         self._turn_steps, self._turn_start = 0, workspace.head()
         self._begin_turn()
         return self._finish_step(self._observe(feedback), reward, info)
+
+    def _regression_to_run(self, index: int, in_force: tuple[str, ...]) -> tuple[str, ...]:
+        """The regression tests this submit reruns: all of them, or a sample drawn from the
+        episode seed and the turn (so a restored episode draws what the live one drew)."""
+        rule = self.config.regression
+        if rule.sample is None or len(in_force) <= rule.sample or index % rule.full_every == 0 or index == len(self.turns):
+            return in_force
+        picked = np.random.default_rng([self._regression_seed, index]).choice(len(in_force), rule.sample, replace=False)
+        return tuple(in_force[i] for i in sorted(picked))
 
     def reward_terms(self, grade: Grade, review: Review) -> dict[str, float]:
         """The reward of a submit, term by term (the per-step cost is added by ``step``)."""

@@ -112,3 +112,24 @@ def test_pytest_runs_the_planted_pyc(solved, sandbox, tmp_path, monkeypatch):
     after = ours(run(solved, sandbox, tmp_path, workers=1).outcomes)
     assert after["01-add/test_add.py::test_add_small"] == "failed"
     assert after["02-mul/test_mul.py::test_mul[2-3-6]"] == "passed"
+
+
+def test_only_the_chosen_tests_run_and_unchosen_turns_are_not_staged(solved, sandbox, tmp_path, monkeypatch):
+    staged = []
+    planting = runner.plant_rewritten
+
+    def seen(tests, folders):  # what was staged, looked at just before the run
+        staged.append(sorted(path.name for path in tests.iterdir()))
+        planting(tests, folders)
+
+    monkeypatch.setattr(runner, "plant_rewritten", seen)
+    sandbox.prepare(solved)
+    chosen = {"02-mul/test_mul.py::test_mul"}
+    hidden = run_hidden_tests(source=solved, task=TASK, turns=TASK.turns, sandbox=sandbox, scratch=tmp_path, timeout=120,
+                              workers=1, only=chosen)  # fmt: skip
+    assert ours(hidden.outcomes) == {"02-mul/test_mul.py::test_mul[2-3-6]": "passed", "02-mul/test_mul.py::test_mul[-1-5--5]": "passed"}
+    assert "01-add" not in staged[0] and "02-mul" in staged[0]
+    one_of_two = {"01-add/test_add.py::test_add_negative"}
+    hidden = run_hidden_tests(source=solved, task=TASK, turns=TASK.turns, sandbox=sandbox, scratch=tmp_path, timeout=120,
+                              workers=2, only=one_of_two)  # fmt: skip
+    assert ours(hidden.outcomes) == {"01-add/test_add.py::test_add_negative": "passed"}

@@ -135,7 +135,8 @@ class GradingCache:
         return True
 
     def run(self, grade: Callable[..., "HiddenRun"], *, source: Path, task: Any, turns: Any, sandbox: Any,
-            scratch: Path, timeout: float, params: dict | None = None, workers: int | None = None) -> "HiddenRun":
+            scratch: Path, timeout: float, params: dict | None = None, workers: int | None = None,
+            only: Any = None) -> "HiddenRun":
         """``grade(...)`` (``run_hidden_tests`` without a cache) unless a run is stored."""
         from stamina_gym.grading.runner import _ignore
 
@@ -143,12 +144,14 @@ class GradingCache:
         if task.support_dir:
             folders.append(("support", task.support_dir))
         tests = tests_digest(folders) + json.dumps(params or {}, sort_keys=True)  # the tests as rendered
+        if only is not None:  # and the ones chosen to run
+            tests += json.dumps(sorted(only))
         key = self.key(tree_digest(source, _ignore), tests, grader_identity(sandbox.isolation, timeout))
         hit = self.get(key)
         if hit is not None:
             return hit
         hidden = grade(source=source, task=task, turns=turns, sandbox=sandbox, scratch=scratch, timeout=timeout, params=params,
-                       workers=workers)  # fmt: skip
+                       workers=workers, only=only)  # fmt: skip
         self.put(key, hidden)
         return replace(hidden, cache="miss")
 

@@ -20,7 +20,7 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Collection, Mapping, Sequence
 
 from stamina_gym.errors import SandboxError
 from stamina_gym.grading.grade import Canaries
@@ -124,16 +124,25 @@ def plant_rewritten(tests: Path, folders: Sequence[str]) -> None:
             (cache / (path.name[:-3] + PYC_TAIL)).write_bytes(data)
 
 
-def shard_turns(turns: Sequence[Turn], workers: int) -> list[list[Turn]]:
-    """Split ``turns`` into at most ``workers`` groups of about equal test counts (largest
-    first onto the lightest group), each group kept in turn order."""
+def shard_turns(turns: Sequence[Turn], workers: int, size: Callable[[Turn], int] = lambda t: len(t.test_ids)) -> list[list[Turn]]:
+    """Split ``turns`` into at most ``workers`` groups of about equal test counts (``size``;
+    largest first onto the lightest group), each group kept in turn order."""
     groups: list[list[Turn]] = [[] for _ in range(max(1, min(workers, len(turns))))]
     sizes = [0] * len(groups)
-    for turn in sorted(turns, key=lambda t: -len(t.test_ids)):
+    for turn in sorted(turns, key=lambda t: -size(t)):
         lightest = sizes.index(min(sizes))
         groups[lightest].append(turn)
-        sizes[lightest] += len(turn.test_ids)
+        sizes[lightest] += size(turn)
     return [sorted(group, key=lambda t: t.index) for group in groups if group]
+
+
+def _chosen(turn: Turn, only: Collection[str] | None) -> list[str] | None:
+    """The pytest arguments (under the tests folder) that run ``turn``'s tests in ``only``:
+    None for the whole folder, [] for none of them."""
+    if only is None:
+        return None
+    picked = [tid for tid in turn.test_ids if tid in only]
+    return None if len(picked) == len(turn.test_ids) else picked
 
 
 #: Runs the pytest command lines given as JSON in argv[1] at once, each with its output in a
@@ -162,19 +171,24 @@ def run_hidden_tests(
     cache: GradingCache | None = None,
     params: Mapping[str, str | int] | None = None,
     workers: int | None = None,
+    only: Collection[str] | None = None,
 ) -> HiddenRun:
     """Copy ``source``, add the hidden tests of ``turns`` (rendered with the episode's
     ``params`` when the task has any) and canaries, run, parse. With a ``cache``
     (``grading/cache.py``) a stored run of the same state is reused. With ``workers`` > 1
     the turns are split into that many pytest processes that run at once in the one
     sandbox call, each with its own canaries, report and temporary folder (default: the
-    sandbox config's ``workers()``)."""
+    sandbox config's ``workers()``). With ``only``, just the tests with those ids run, and
+    only the folders of turns with a chosen test are staged."""
     params = dict(params or {})
     workers = sandbox.config.workers() if workers is None else workers
     if cache is not None:
         return cache.run(run_hidden_tests, source=source, task=task, turns=turns, sandbox=sandbox, scratch=scratch,
-                         timeout=timeout, params=params, workers=workers)  # fmt: skip
-    shards = shard_turns(turns, workers)
+                         timeout=timeout, params=params, workers=workers, only=only)  # fmt: skip
+    wanted = None if only is None else frozenset(only)
+    chosen = {turn.id: _chosen(turn, wanted) for turn in turns}
+    turns = [turn for turn in turns if chosen[turn.id] != []]
+    shards = shard_turns(turns, workers, lambda t: len(t.test_ids) if chosen[t.id] is None else len(chosen[t.id]))
     shard_canaries = [make_canaries() for _ in shards]
     canaries = Canaries({k: v for c in shard_canaries for k, v in c.expected.items()},
                         {k: v for c in shard_canaries for k, v in c.source.items()})  # fmt: skip
@@ -205,7 +219,7 @@ def run_hidden_tests(
         commands = []
         for number, (group, own) in enumerate(zip(shards, shard_canaries)):
             first, last = list(own.source)
-            order = [first, *(turn.id for turn in group), last]  # pytest keeps argument order
+            order = [first, *(path for turn in group for path in chosen[turn.id] or [turn.id]), last]  # pytest keeps argument order
             argv = pytest_argv(
                 f"{GRADE_MOUNT}/report/junit-{number}.xml",
                 [REPO_MOUNT, f"{GRADE_MOUNT}/support"],
