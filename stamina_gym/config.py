@@ -177,15 +177,17 @@ class RegressionConfig(_Strict):
     """Which of the earlier turns' tests a submit runs again (the regression set).
 
     Rerunning all of them at every submit makes an episode's grading grow with the square
-    of its length. With ``sample`` set, a submit runs its own turn's tests and that many
-    of the regression tests, drawn at random from a stream of the episode seed that the
-    agent never sees; every ``full_every``-th turn and the last run them all. A test's
+    of its length. With ``sample`` set, a submit runs its own turn's tests and about that
+    many of the regression tests: whole test files drawn at random, from a stream of the
+    episode seed that the agent never sees, until they hold ``sample`` tests. Every
+    ``full_every``-th turn and the last run them all. A test's
     last outcome is remembered, so a test broken unseen is counted as newly broken when
     it is next drawn or at the next full run, and the regression term stays the fraction
     of the tests run that broke: a sampled estimate of the full fraction."""
 
     sample: int | None = Field(None, ge=1)
-    """Regression tests rerun per submit; null: all of them at every submit."""
+    """Regression tests rerun per submit (at least; files are drawn whole); null: all of
+    them at every submit."""
 
     full_every: int = Field(10, ge=1)
     """Every k-th turn (1-based), and the last, reruns the whole regression set."""

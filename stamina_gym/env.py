@@ -299,13 +299,22 @@ class StaminaEnv(gym.Env[dict, str]):
         return self._finish_step(self._observe(feedback), reward, info)
 
     def _regression_to_run(self, index: int, in_force: tuple[str, ...]) -> tuple[str, ...]:
-        """The regression tests this submit reruns: all of them, or a sample drawn from the
-        episode seed and the turn (so a restored episode draws what the live one drew)."""
+        """The regression tests this submit reruns: all of them, or whole test files drawn
+        at random until they hold ``sample`` tests (importing a file costs about as much as
+        running a few of its tests). The draw depends on the episode seed and the turn
+        only, so a restored episode draws what the live one drew."""
         rule = self.config.regression
         if rule.sample is None or len(in_force) <= rule.sample or index % rule.full_every == 0 or index == len(self.turns):
             return in_force
-        picked = np.random.default_rng([self._regression_seed, index]).choice(len(in_force), rule.sample, replace=False)
-        return tuple(in_force[i] for i in sorted(picked))
+        by_file: dict[str, list[str]] = {}
+        for tid in in_force:
+            by_file.setdefault(tid.split("::")[0], []).append(tid)
+        files, chosen = list(by_file), set()
+        for i in np.random.default_rng([self._regression_seed, index]).permutation(len(files)):
+            if len(chosen) >= rule.sample:
+                break
+            chosen.update(by_file[files[i]])
+        return tuple(tid for tid in in_force if tid in chosen)
 
     def reward_terms(self, grade: Grade, review: Review) -> dict[str, float]:
         """The reward of a submit, term by term (the per-step cost is added by ``step``)."""

@@ -73,8 +73,9 @@ def test_a_sample_runs_between_full_runs_and_the_draw_follows_the_seed(task_dir)
     grades = play(task_dir, seed=1, sample=2, full_every=3)
     in_force = [(k - 1) * TESTS_PER_TURN for k in range(1, TURNS + 1)]
     assert [g["regression_in_force"] for g in grades] == in_force
-    # turn 1 has nothing earlier; 2 holds 3 > 2; 3 and 6 run all (every 3rd, and the last)
-    assert [g["regression_total"] for g in grades] == [0, 2, 6, 2, 2, 15]
+    # turn 1 has nothing earlier; 3 and 6 run all (every 3rd, and the last); the others
+    # draw whole files (of 3 tests) until they hold 2 tests: one file
+    assert [g["regression_total"] for g in grades] == [0, 3, 6, 3, 3, 15]
     assert all(g["failure_class"] is None for g in grades) and all(not g["newly_broken"] for g in grades)
     draws = [sorted(g["regression_tests"]) for g in grades]
     assert draws == [sorted(g["regression_tests"]) for g in play(task_dir, seed=1, sample=2, full_every=3)]
@@ -85,11 +86,14 @@ def test_a_sample_runs_between_full_runs_and_the_draw_follows_the_seed(task_dir)
 def test_a_regression_nobody_sampled_is_paid_once_at_the_next_full_run(task_dir):
     # The attack: break f1 at turn 4, hoping the draw misses its tests. Each of them is
     # counted newly broken exactly once, when drawn or at the full run of the last turn.
+    found_at = []
     for seed in range(4):
         grades = play(task_dir, seed=seed, broken_at={4: frozenset({1})}, sample=1, full_every=10)
-        counted = [tid for g in grades for tid in g["newly_broken"]]
-        assert sorted(counted) == [f"01-f1/test_f1.py::test_f1_{n}" for n in range(TESTS_PER_TURN)]
-        assert grades[-1]["regression_total"] == 15 and grades[-1]["failure_class"] == "regression"
+        paid = [(turn, g["newly_broken"]) for turn, g in enumerate(grades, start=1) if g["newly_broken"]]
+        assert len(paid) == 1 and sorted(paid[0][1]) == [f"01-f1/test_f1.py::test_f1_{n}" for n in range(TESTS_PER_TURN)]
+        assert grades[paid[0][0] - 1]["failure_class"] == "regression"
+        found_at.append(paid[0][0])
+    assert TURNS in found_at and min(found_at) < TURNS  # by the full run of the last turn, or drawn before it
 
 
 def test_without_a_sample_every_submit_reruns_everything(task_dir):
