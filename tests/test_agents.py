@@ -57,6 +57,8 @@ def test_oracle_gets_the_maximum_on_every_todo_turn(tmp_path):
         assert grade["rules"]["broken"] == [] and isinstance(grade["rules"]["in_force"], list)
         assert grade["memory"]["accuracy"] in (None, 1.0)
         probed += grade["memory"]["accuracy"] == 1.0
+    final = records[-1]["grade"]  # the last turn reruns every earlier test still in force
+    assert final["regression_total"] == final["regression_in_force"] == len(env.unwrapped.task.regression_ids(len(records)))
     last = len(result.turns)
     in_force = [r.id for r in env.unwrapped.task.meta.rules if r.from_turn <= last and (r.until_turn or last) >= last]
     assert probed >= 2 and sorted(records[-1]["grade"]["rules"]["in_force"]) == sorted(in_force)
