@@ -85,7 +85,8 @@ def quality_rows(task, repeat: int) -> list[tuple[str, float, str, float | None]
     """Quality at submit over the reference's turns: incremental (the previous state
     cached), cold (a new process), all hits; against the analysers' own command lines."""
     root = Path(tempfile.mkdtemp())
-    config = gym.make("StaminaTodo-v0").unwrapped.config.quality
+    # pylint at every submit, whatever the env spec says: the rows measure a full review
+    config = gym.make("StaminaTodo-v0").unwrapped.config.quality.model_copy(update={"pylint_every": 1})
     incremental, subprocesses, hits = [], [], []
     params = task.choose_params(lambda n: 0)
     try:
