@@ -124,7 +124,9 @@ def plant_rewritten(tests: Path, folders: Sequence[str]) -> None:
             (cache / (path.name[:-3] + PYC_TAIL)).write_bytes(data)
 
 
-def shard_turns(turns: Sequence[Turn], workers: int, size: Callable[[Turn], int] = lambda t: len(t.test_ids)) -> list[list[Turn]]:
+def shard_turns(
+    turns: Sequence[Turn], workers: int, size: Callable[[Turn], int] = lambda t: len(t.test_ids)
+) -> list[list[Turn]]:
     """Split ``turns`` into at most ``workers`` groups of about equal test counts (``size``;
     largest first onto the lightest group), each group kept in turn order."""
     groups: list[list[Turn]] = [[] for _ in range(max(1, min(workers, len(turns))))]
@@ -219,7 +221,8 @@ def run_hidden_tests(
         commands = []
         for number, (group, own) in enumerate(zip(shards, shard_canaries)):
             first, last = list(own.source)
-            order = [first, *(path for turn in group for path in chosen[turn.id] or [turn.id]), last]  # pytest keeps argument order
+            paths = [path for turn in group for path in chosen[turn.id] or [turn.id]]
+            order = [first, *paths, last]  # pytest keeps argument order
             argv = pytest_argv(
                 f"{GRADE_MOUNT}/report/junit-{number}.xml",
                 [REPO_MOUNT, f"{GRADE_MOUNT}/support"],

@@ -21,6 +21,7 @@ later decision replaces it.
 from __future__ import annotations
 
 import ast
+import hashlib
 import re
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -148,12 +149,14 @@ def check_rules(rules: tuple, files: Mapping[str, str], turn: int) -> tuple[list
                 trees[path] = None
         return trees[path]
 
+    digests = {path: hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+               for path, text in files.items()}  # fmt: skip
     for rule in active:
         if rule.kind == "require_regex":  # looks across files: checked whole
             found += _CHECKS[rule.kind](rule, files, tree)
             continue
         for path, text in files.items():  # every other kind judges each file on its own
-            key = (rule, path, text)
+            key = (rule, path, digests[path])
             hit = _PER_FILE.get(key)
             if hit is None:
                 hit = tuple(_CHECKS[rule.kind](rule, {path: text}, tree))
@@ -164,7 +167,7 @@ def check_rules(rules: tuple, files: Mapping[str, str], turn: int) -> tuple[list
     return [rule.id for rule in active], found
 
 
-#: Violations of one per-file rule in one file's text, kept between submits: a submit
+#: Violations of one per-file rule in one file's text (by digest), kept between submits: a submit
 #: re-checks only the files it changed (the rules were a fifth of a submit's review).
 _PER_FILE: dict[tuple, tuple[Violation, ...]] = {}
 _PER_FILE_MAX = 50_000
