@@ -4,6 +4,7 @@ while nobody looked is still paid for, once, when it is next run."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -48,7 +49,7 @@ def task_dir(tmp_path_factory) -> Path:
         (root / "repo" / "calc" / "__init__.py").write_text('"""Numbers."""\n' + module(k))
         (turn / "reference.patch").write_text(subprocess.run([*git, "diff"], check=True, capture_output=True, text=True).stdout)
         subprocess.run([*git, "checkout", "-q", "--", "."], check=True)
-    subprocess.run(["rm", "-rf", str(root / "repo" / ".git")], check=True)
+    shutil.rmtree(root / "repo" / ".git")
     return root
 
 

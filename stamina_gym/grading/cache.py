@@ -34,7 +34,7 @@ import tempfile
 from dataclasses import asdict, replace
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable
 
 from stamina_gym.grading.grade import Canaries
 from stamina_gym.grading.report import Outcome
@@ -136,7 +136,7 @@ class GradingCache:
 
     def run(self, grade: Callable[..., "HiddenRun"], *, source: Path, task: Any, turns: Any, sandbox: Any,
             scratch: Path, timeout: float, params: dict | None = None, workers: int | None = None,
-            only: Any = None) -> "HiddenRun":
+            only: Collection[str] | None = None) -> "HiddenRun":
         """``grade(...)`` (``run_hidden_tests`` without a cache) unless a run is stored."""
         from stamina_gym.grading.runner import _ignore
 
