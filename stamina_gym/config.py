@@ -64,6 +64,14 @@ class RewardConfig(_Strict):
     ``test_pass`` already pays the hidden-test pass rate that dominates G; raise it to
     pay code quality and plan adherence too."""
 
+    tamper: float = Field(1.0, ge=0)
+    """Charged beyond the worst honest outcome when a submit is proven to have forged its
+    test outcomes (failure class ``violation``). Such a submit pays ``-(test_pass +
+    turn_bonus + regression + quality + rule_violation x rules in force + tamper)`` plus
+    its scope term: below what the same turn pays when no test passes, every earlier test
+    breaks, the quality score falls from 1 to 0 and every rule breaks. So forging never
+    pays, not even to an agent that is failing anyway."""
+
 
 class Budgets(_Strict):
     """Limits after which the episode is truncated (``truncated=True``)."""

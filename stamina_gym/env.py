@@ -114,7 +114,12 @@ class StaminaEnv(gym.Env[dict, str]):
     maintainability index and bandit's findings on the product code
     (``stamina_gym.quality.measure`` defines each; ``QualityConfig`` weighs them). Rules
     are the task's own (``stamina_gym.quality.rules``) and bind from the turn that makes
-    the decision. A turn whose canary tests lie (tampering) or whose sandbox broke pays 0.
+    the decision. A submit proven to have forged its outcomes (``violation``: a must-fail
+    canary passed, the harness's messages were forged, its audit hook fired, pytest was
+    rebound) pays ``-(test_pass + turn_bonus + regression + quality + rule_violation x
+    rules in force + tamper (1.0))``, below every honest outcome of the turn; a run that
+    stopped early counts every test as failed; a sandbox that broke before the agent's
+    code ran pays 0 (the sample is void).
     Weights are ``RewardConfig`` in the env spec. ``info["grade"]`` says which tests
     passed, the failure class, the quality report (absolute values, deltas, worst
     offenders, churn per file), the rules in force and their violations (rule, file,
@@ -271,6 +276,8 @@ class StaminaEnv(gym.Env[dict, str]):
             run=hidden.run,
             canaries=hidden.canaries,
             report_problem=hidden.problem,
+            evidence=hidden.evidence,
+            complete=hidden.complete,
         )
         review = review.with_memory(turn, grade.turn_tests)
         terms = self.reward_terms(grade, review)
@@ -325,8 +332,11 @@ class StaminaEnv(gym.Env[dict, str]):
             "regression": -w.regression * grade.regression_fraction,
             **review.terms(w),
         }
-        if grade.failure_class in ("violation", "infrastructure"):
+        if grade.failure_class == "infrastructure":
             return dict.fromkeys(terms, 0.0)
+        if grade.failure_class == "violation":
+            worst = w.test_pass + w.turn_bonus + w.regression + w.quality + w.rule_violation * len(review.rules["in_force"])
+            return {**dict.fromkeys(terms, 0.0), "scope": terms.get("scope", 0.0), "tamper": -(worst + w.tamper)}
         return terms
 
     def restore(self, turn: int, patches: list[str], passing: frozenset[str], *, elapsed_s: float = 0.0,

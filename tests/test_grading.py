@@ -1,54 +1,97 @@
-"""Grading is a pure function of captured output: tested on a recorded JUnit report."""
+"""Grading is pure: the harness parent's verdict is a function of the lines its children
+sent, and the grade a function of the verdict. Both are tested on recorded lines."""
 
 from __future__ import annotations
 
+import hashlib
+import random
+
 import pytest
 
+from stamina_gym.grading import canaries
 from stamina_gym.grading.grade import Canaries, grade_run
-from stamina_gym.grading.report import Outcome, parse_junit
+from stamina_gym.grading.harness import _judge
+from stamina_gym.grading.report import Outcome
 from stamina_gym.sandbox import RunResult
-from tests.conftest import DATA
 
-RECORDED = (DATA / "junit_sample.xml").read_text(encoding="utf-8")
 OK_RUN = RunResult(exit_code=1, output="", output_bytes=0)
+KEY = bytes(range(32))
 
 
-def test_parse_recorded_report():
-    outcomes = parse_junit(RECORDED)
-    assert outcomes["01-x/test_a.py::test_ok"].status == "passed"
-    assert outcomes["01-x/test_a.py::test_bad"].status == "failed"
-    assert outcomes["01-x/test_a.py::test_param[1]"].status == "passed"
-    assert outcomes["01-x/test_a.py::test_param[2]"].status == "failed"
-    assert outcomes["01-x/test_a.py::TestGroup::test_method"].status == "failed"
-    assert "ModuleNotFoundError" in outcomes["01-x/test_a.py::TestGroup::test_method"].message
-    assert outcomes["01-x/test_a.py::test_setup_error"].status == "error"
-    assert outcomes["02-y/test_b.py"].status == "error"
+def signed(*fields: str, key: bytes = KEY) -> bytes:
+    body = "\x1f".join(fields).encode()
+    return body + b"\t" + hashlib.sha256(key + body).hexdigest().encode()
 
 
-@pytest.mark.parametrize("bad", ["<html/>", "not xml at all", "<testsuites></testsuites>"])
-def test_parse_rejects_what_is_not_a_report(bad):
-    with pytest.raises(Exception):
-        parse_junit(bad)
+def judge(*messages: bytes) -> dict:
+    return _judge([b"hello " + KEY.hex().encode(), *messages], hashlib.sha256)
+
+
+A, B = "tests/01-x/test_a.py::test_ok", "tests/01-x/test_a.py::test_bad"
+
+
+def test_outcomes_come_from_the_harness_call_and_pytest_reports():
+    verdict = judge(
+        signed("call", A, "passed", ""), signed("report", A, "call", "passed", ""),
+        signed("call", B, "failed", "AssertionError: x"), signed("report", B, "call", "failed", "E assert 1 == 2"),
+        signed("report", "tests/01-x/test_a.py::test_fixture", "setup", "failed", "E fixture broke"),
+        signed("call", "tests/01-x/test_a.py::test_skip", "skipped", "Skipped"),
+        signed("report", "tests/01-x/test_a.py::test_skip", "call", "skipped", ""),
+        signed("collect", "tests/02-y/test_b.py", "E   ModuleNotFoundError: No module named 'calc'"),
+        signed("done", "1"),
+    )  # fmt: skip
+    assert verdict["forged"] == [] and verdict["done"] == 1
+    statuses = {tid: status for tid, (status, _) in verdict["outcomes"].items()}
+    assert statuses == {
+        "01-x/test_a.py::test_ok": "passed", "01-x/test_a.py::test_bad": "failed",
+        "01-x/test_a.py::test_fixture": "error", "01-x/test_a.py::test_skip": "skipped", "02-y/test_b.py": "error",
+    }  # fmt: skip
+    assert "ModuleNotFoundError" in verdict["outcomes"]["02-y/test_b.py"][1]
+
+
+@pytest.mark.parametrize(
+    "messages, proof",
+    [
+        ([signed("call", A, "passed", "", key=b"guess")], "did not come from the harness"),
+        ([b"call\x1f" + A.encode() + b"\x1fpassed\x1f"], "did not come from the harness"),
+        ([signed("call", A, "passed", ""), signed("call", A, "passed", "")], "reported twice"),
+        ([signed("call", A, "failed", "AssertionError"), signed("report", A, "call", "passed", "")], "raised but was reported as passed"),
+        ([signed("report", A, "call", "passed", "")], "without the harness seeing it run"),
+        ([signed("done", "0"), signed("call", A, "passed", "")], "after the run ended"),
+        ([signed("forged", "x's test function was replaced after collection")], "replaced"),
+    ],
+    ids=["wrong-key", "unsigned", "twice", "report-lies", "unseen", "after-done", "replaced"],
+)
+def test_the_parent_names_every_forgery(messages, proof):
+    verdict = judge(*messages)
+    assert any(proof in reason for reason in verdict["forged"]), verdict["forged"]
+
+
+def test_a_child_that_never_said_hello_has_no_verdict():
+    verdict = _judge([signed("call", A, "passed", "")], hashlib.sha256)
+    assert not verdict["hello"] and verdict["outcomes"] == {}
 
 
 def grade(outcomes, turn_ids, regression_ids=(), previously=frozenset(), run=OK_RUN, **kw):
-    canaries = Canaries({"c/test_c.py::test_p": "passed", "c/test_c.py::test_f": "failed"})
-    outcomes = {**outcomes, "c/test_c.py::test_p": Outcome("passed"), "c/test_c.py::test_f": Outcome("failed")} if outcomes is not None else None
+    canary_set = Canaries({"c/test_c.py::test_p": "passed", "c/test_c.py::test_f": "failed"})
+    if outcomes is not None:
+        outcomes = {**outcomes, "c/test_c.py::test_p": Outcome("passed"), "c/test_c.py::test_f": Outcome("failed")}
     return grade_run(turn=1, turn_ids=turn_ids, regression_ids=regression_ids, previously_passing=previously,
-                     outcomes=outcomes, run=run, canaries=canaries, **kw)  # fmt: skip
+                     outcomes=outcomes, run=run, canaries=canary_set, **kw)  # fmt: skip
 
 
 def test_parametrised_test_passes_only_if_every_case_passes():
-    outcomes = parse_junit(RECORDED)
-    g = grade(outcomes, ["01-x/test_a.py::test_ok", "01-x/test_a.py::test_param"])
-    assert g.turn_tests == {"01-x/test_a.py::test_ok": "passed", "01-x/test_a.py::test_param": "failed"}
+    outcomes = {"t/a.py::test_ok": Outcome("passed"), "t/a.py::test_p[1]": Outcome("passed"), "t/a.py::test_p[2]": Outcome("failed")}
+    g = grade(outcomes, ["t/a.py::test_ok", "t/a.py::test_p"])
+    assert g.turn_tests == {"t/a.py::test_ok": "passed", "t/a.py::test_p": "failed"}
     assert g.failure_class == "functional" and g.pass_fraction == 0.5
 
 
-def test_collection_error_fails_every_test_of_the_module_as_build():
-    g = grade(parse_junit(RECORDED), ["02-y/test_b.py::test_anything", "02-y/test_b.py::test_other"])
-    assert set(g.turn_tests.values()) == {"error"}
-    assert g.failure_class == "build"
+def test_collection_error_fails_every_test_of_the_module_as_build_with_regressions_counted():
+    outcomes = {"t2/b.py": Outcome("error", "E   ImportError: cannot import name 'mul'"), "t1/a.py": Outcome("error", "ImportError")}
+    g = grade(outcomes, ["t2/b.py::test_x", "t2/b.py::test_y"], ["t1/a.py::test_old"], frozenset({"t1/a.py::test_old"}))
+    assert set(g.turn_tests.values()) == {"error"} and g.failure_class == "build"
+    assert g.newly_broken == ("t1/a.py::test_old",) and g.regression_fraction == 1.0
 
 
 def test_regression_counts_only_tests_that_passed_before():
@@ -58,18 +101,48 @@ def test_regression_counts_only_tests_that_passed_before():
     assert g.failure_class == "regression" and g.regression_fraction == 0.5
 
 
-def test_lying_canary_is_a_violation():
-    canaries = Canaries({"c/test_c.py::test_p": "passed", "c/test_c.py::test_f": "failed"})
+def test_a_must_fail_canary_that_passes_is_a_violation_and_nothing_counts_as_passed():
+    canary_set = Canaries({"c/test_c.py::test_p": "passed", "c/test_c.py::test_f": "failed"})
     outcomes = {"t/test.py::test_x": Outcome("passed"), "c/test_c.py::test_p": Outcome("passed"), "c/test_c.py::test_f": Outcome("passed")}
     g = grade_run(turn=1, turn_ids=["t/test.py::test_x"], regression_ids=[], previously_passing=frozenset(),
-                  outcomes=outcomes, run=OK_RUN, canaries=canaries)  # fmt: skip
-    assert g.failure_class == "violation" and not g.canaries_ok
+                  outcomes=outcomes, run=OK_RUN, canaries=canary_set)  # fmt: skip
+    assert g.failure_class == "violation" and not g.canaries_ok and g.passed == 0
+
+
+def test_evidence_from_the_harness_is_a_violation():
+    g = grade({"t/test.py::test_x": Outcome("passed")}, ["t/test.py::test_x"], evidence=("the audit hook saw ctypes.cdata",))
+    assert g.failure_class == "violation" and "ctypes" in g.detail and g.passed == 0
+
+
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        ({"complete": False}, "build"),
+        ({"run": RunResult(exit_code=-9, output="", output_bytes=0, timed_out=True)}, "timeout"),
+        ({"run": RunResult(exit_code=1, output="", output_bytes=0, limit="memory")}, "resource"),
+    ],
+    ids=["ended-early", "timeout", "resource"],
+)
+def test_a_run_that_did_not_finish_counts_every_test_as_failed(change, expected):
+    """Tests that passed before the run stopped count for nothing: stopping early after
+    forging the first tests (before a canary could run) must not pay."""
+    outcomes = {"t/test.py::test_x": Outcome("passed"), "t0/test.py::test_old": Outcome("passed")}
+    g = grade(outcomes, ["t/test.py::test_x"], ["t0/test.py::test_old"], frozenset({"t0/test.py::test_old"}), **change)
+    assert g.failure_class == expected and g.passed == 0 and g.newly_broken == ("t0/test.py::test_old",)
+
+
+def test_a_must_pass_canary_that_fails_makes_the_run_untrusted_not_forged():
+    canary_set = Canaries({"c/test_c.py::test_p": "passed", "c/test_c.py::test_f": "failed"})
+    outcomes = {"t/test.py::test_x": Outcome("passed"), "c/test_c.py::test_p": Outcome("failed"), "c/test_c.py::test_f": Outcome("failed")}
+    g = grade_run(turn=1, turn_ids=["t/test.py::test_x"], regression_ids=[], previously_passing=frozenset(),
+                  outcomes=outcomes, run=OK_RUN, canaries=canary_set)  # fmt: skip
+    assert g.failure_class == "build" and g.passed == 0
 
 
 @pytest.mark.parametrize(
     "run, expected",
     [
-        (RunResult(exit_code=0, output="", output_bytes=0), "violation"),
+        (RunResult(exit_code=0, output="", output_bytes=0), "build"),
         (RunResult(exit_code=-9, output="", output_bytes=0, timed_out=True), "timeout"),
         (RunResult(exit_code=1, output="", output_bytes=0, limit="memory"), "resource"),
         (RunResult(exit_code=139, output="", output_bytes=0), "build"),
@@ -77,7 +150,9 @@ def test_lying_canary_is_a_violation():
     ],
 )
 def test_missing_report_is_classified(run, expected):
-    g = grade(None, ["t/test.py::test_x"], run=run, report_problem="no report was written")
+    """Only a sandbox that never ran voids the sample; an exit without a report is the
+    graded code's doing and is paid as a build that does not work."""
+    g = grade(None, ["t/test.py::test_x"], run=run, report_problem="the harness wrote no report")
     assert g.failure_class == expected
     assert g.turn_tests == {"t/test.py::test_x": "missing"}
 
@@ -86,3 +161,66 @@ def test_summary_never_names_tests():
     g = grade({"t/test.py::test_secret_name": Outcome("failed", "assert 'hidden' == 'x'")}, ["t/test.py::test_secret_name"])
     assert "secret" not in g.summary() and "hidden" not in g.summary()
     assert "0/1" in g.summary() and "functional" in g.summary()
+
+
+# -- canaries ----------------------------------------------------------------------------
+
+MODULE = '''"""Tags on todos."""
+from todo import service  # the product
+
+LIMIT = 3
+
+
+def test_tags_are_kept(tmp_path):
+    status = service.create(tmp_path, tags=["a"])
+    assert status == 201
+    status = 500
+
+
+def test_tags_are_trimmed():
+    assert service.trim(" a ") == "a"
+'''
+
+
+def run_canary(source: str, name: str, product_status: int) -> bool:
+    """Execute a canary against a fake product whose create returns ``product_status``;
+    True when the test passes."""
+
+    class Service:
+        @staticmethod
+        def create(path, tags):
+            return product_status
+
+    namespace = {"__name__": "canary"}
+    exec(compile(source.replace("from todo import service  # the product", ""), "canary", "exec"), namespace)
+    namespace["service"] = Service
+    try:
+        namespace[name]("/tmp")
+    except AssertionError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("product_status", [201, 400])
+def test_a_must_fail_canary_fails_whatever_the_product_returns(product_status):
+    source = canaries.must_fail(random.Random(3), MODULE, "test_labels_survive")
+    assert source is not None and "def test_labels_survive(tmp_path):" in source
+    assert source.startswith('"""Tags on todos."""\nfrom todo import service  # the product')  # the head, verbatim
+    assert source.index("assert not (status == 201)") < source.index("status = 500")  # right after its assertion
+    assert not run_canary(source, "test_labels_survive", product_status)
+
+
+def test_canaries_take_real_names_and_sit_in_real_folders():
+    rng = random.Random(5)
+    planned = canaries.plan(rng, folders=["03-tags"], present={"03-tags": {"test_tags.py"}},
+                            file_names=["test_tags.py", "test_due.py", "test_search.py"],
+                            test_names=["test_due_dates_sort", "test_search_is_case_blind"], in_run={"test_tags_are_kept"},
+                            modules=[MODULE])  # fmt: skip
+    assert sorted(c.expected for c in planned) == ["failed", "failed", "passed"]
+    assert all(c.path.startswith("03-tags/") and c.path != "03-tags/test_tags.py" for c in planned)
+    assert len({c.path for c in planned}) == 3
+    for canary in planned:
+        if canary.expected == "passed":
+            namespace: dict = {}
+            exec(canary.source, namespace)
+            namespace[canary.test]()  # passes

@@ -4,6 +4,7 @@ assertion-rewritten pycs the env plants are the code pytest actually runs."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -41,8 +42,10 @@ def run(source, sandbox, tmp_path, workers):
                             workers=workers)  # fmt: skip
 
 
-def ours(outcomes):
-    return {tid: o.status for tid, o in outcomes.items() if tid.split("/")[0] in {t.id for t in TASK.turns}}
+def ours(hidden):
+    """The outcomes of the task's own tests (canaries left out)."""
+    real = {tid for turn in TASK.turns for tid in turn.test_ids}
+    return {tid: o.status for tid, o in hidden.outcomes.items() if tid.split("[")[0] in real}
 
 
 def test_turns_are_split_by_test_count_and_kept_in_order():
@@ -54,8 +57,8 @@ def test_turns_are_split_by_test_count_and_kept_in_order():
 def test_a_split_run_reports_what_one_process_reports(solved, sandbox, tmp_path):
     one = run(solved, sandbox, tmp_path, workers=1)
     two = run(solved, sandbox, tmp_path, workers=2)
-    assert ours(one.outcomes) == ours(two.outcomes) and set(ours(one.outcomes).values()) == {"passed"}
-    assert len(one.canaries.expected) == 4 and len(two.canaries.expected) == 8  # two pairs per process
+    assert ours(one) == ours(two) and set(ours(one).values()) == {"passed"}
+    assert len(one.canaries.expected) == 3 and len(two.canaries.expected) == 6  # three per process
     for hidden in (one, two):
         grade = grade_run(turn=2, turn_ids=TASK.turns[1].test_ids, regression_ids=TASK.regression_ids(2),
                           previously_passing=frozenset(TASK.turns[0].test_ids), outcomes=hidden.outcomes,
@@ -65,14 +68,18 @@ def test_a_split_run_reports_what_one_process_reports(solved, sandbox, tmp_path)
 
 def test_forging_the_reports_of_a_split_run_is_caught(solved, sandbox, tmp_path):
     forge = '''
-import atexit, glob
+from _pytest.reports import TestReport
 
-def _forge():
-    for path in glob.glob("/grade/report/*.xml"):
-        with open(path, "w") as fh:
-            fh.write('<testsuites><testsuite name="x"><testcase classname="tests.02-mul.test_mul" file="tests/02-mul/test_mul.py" name="test_mul"/></testsuite></testsuites>')
+_original = TestReport.from_item_and_call.__func__
 
-atexit.register(_forge)
+
+def _forged(cls, item, call):
+    report = _original(cls, item, call)
+    report.outcome = "passed"
+    return report
+
+
+TestReport.from_item_and_call = classmethod(_forged)
 
 
 def add(a, b):
@@ -84,10 +91,48 @@ def mul(a, b):
 '''
     (solved / "calc" / "__init__.py").write_text(forge)
     hidden = run(solved, sandbox, tmp_path, workers=2)
+    assert hidden.evidence, "both processes forged, and both were seen"
     grade = grade_run(turn=2, turn_ids=TASK.turns[1].test_ids, regression_ids=TASK.regression_ids(2),
                       previously_passing=frozenset(TASK.turns[0].test_ids), outcomes=hidden.outcomes,
-                      run=hidden.run, canaries=hidden.canaries)  # fmt: skip
+                      run=hidden.run, canaries=hidden.canaries, evidence=hidden.evidence)  # fmt: skip
     assert grade.failure_class == "violation" and not grade.canaries_ok
+
+
+def test_canaries_cannot_be_told_apart_on_disk(solved, sandbox, tmp_path):
+    """Code run at grading time lists the hidden tests with their sizes, times and pycs:
+    the canaries sit among them, in the turn folders, with the same kind of names."""
+    probe = '''
+import os
+
+modules, files = {}, set()
+for folder, dirs, names in os.walk("/grade/tests"):
+    for name in names:
+        path = os.path.relpath(os.path.join(folder, name), "/grade/tests")
+        files.add(path)
+        if name.endswith(".py"):
+            modules[path] = int(os.stat(os.path.join(folder, name)).st_mtime)
+ONE_TIME = len(set(modules.values())) == 1
+ALL_PLANTED = all(
+    any(f.startswith(path.rsplit("/", 1)[0] + "/__pycache__/" + path.rsplit("/", 1)[1][:-3] + ".") for f in files)
+    for path in modules
+)
+MODULES = len(modules)
+
+
+def add(a, b):
+    return a + b if ONE_TIME and ALL_PLANTED else None
+
+
+def mul(a, b):
+    return a * b if MODULES == 5 else None  # two real modules and three canaries
+'''
+    (solved / "calc" / "__init__.py").write_text(probe)
+    hidden = run(solved, sandbox, tmp_path, workers=1)
+    assert not hidden.evidence and hidden.complete
+    # what the graded code saw: one modification time, a planted pyc beside every module
+    assert set(ours(hidden).values()) == {"passed"}, ours(hidden)
+    canary_paths = {tid.split("::")[0] for tid in hidden.canaries.expected}
+    assert all(path.split("/")[0] in {t.id for t in TASK.turns} for path in canary_paths)
 
 
 def test_pytest_runs_the_planted_pyc(solved, sandbox, tmp_path, monkeypatch):
@@ -99,7 +144,7 @@ def test_pytest_runs_the_planted_pyc(solved, sandbox, tmp_path, monkeypatch):
     from _pytest.assertion.rewrite import _write_pyc_fp
 
     monkeypatch.setattr(runner, "_REWRITTEN", {})
-    assert set(ours(run(solved, sandbox, tmp_path, workers=1).outcomes).values()) == {"passed"}
+    assert set(ours(run(solved, sandbox, tmp_path, workers=1)).values()) == {"passed"}
     assert runner._REWRITTEN, "the run planted no pyc"
     for key in list(runner._REWRITTEN):
         inside, _ = key
@@ -109,7 +154,7 @@ def test_pytest_runs_the_planted_pyc(solved, sandbox, tmp_path, monkeypatch):
             fake = compile("def test_add_small():\n    assert False\n\n\ndef test_add_negative():\n    assert False\n", inside, "exec")
             _write_pyc_fp(buffer, importlib.util.source_hash(source), fake)
             runner._REWRITTEN[key] = buffer.getvalue()
-    after = ours(run(solved, sandbox, tmp_path, workers=1).outcomes)
+    after = ours(run(solved, sandbox, tmp_path, workers=1))
     assert after["01-add/test_add.py::test_add_small"] == "failed"
     assert after["02-mul/test_mul.py::test_mul[2-3-6]"] == "passed"
 
@@ -127,9 +172,9 @@ def test_only_the_chosen_tests_run_and_unchosen_turns_are_not_staged(solved, san
     chosen = {"02-mul/test_mul.py::test_mul"}
     hidden = run_hidden_tests(source=solved, task=TASK, turns=TASK.turns, sandbox=sandbox, scratch=tmp_path, timeout=120,
                               workers=1, only=chosen)  # fmt: skip
-    assert ours(hidden.outcomes) == {"02-mul/test_mul.py::test_mul[2-3-6]": "passed", "02-mul/test_mul.py::test_mul[-1-5--5]": "passed"}
+    assert ours(hidden) == {"02-mul/test_mul.py::test_mul[2-3-6]": "passed", "02-mul/test_mul.py::test_mul[-1-5--5]": "passed"}
     assert "01-add" not in staged[0] and "02-mul" in staged[0]
     one_of_two = {"01-add/test_add.py::test_add_negative"}
     hidden = run_hidden_tests(source=solved, task=TASK, turns=TASK.turns, sandbox=sandbox, scratch=tmp_path, timeout=120,
                               workers=2, only=one_of_two)  # fmt: skip
-    assert ours(hidden.outcomes) == {"01-add/test_add.py::test_add_negative": "passed"}
+    assert ours(hidden) == {"01-add/test_add.py::test_add_negative": "passed"}

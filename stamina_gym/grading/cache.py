@@ -12,7 +12,7 @@ grading timeout.
 A value is the captured run (exit status, per-test outcomes, the canaries' expected
 outcomes), never a grade: the grade depends on what passed at the previous submit and is
 recomputed from the run by the pure ``grade_run``. Runs without a usable report, runs
-that timed out and runs stopped by a resource limit are not stored: those may depend on
+that timed out, ended early or were stopped by a resource limit are not stored: those may depend on
 the machine's load, and an infrastructure fault must be rerun.
 
 Several processes (vector envs, rollout workers) may share one root: an entry is written
@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # the runner imports this module
     from stamina_gym.grading.runner import HiddenRun
 
 #: Bump whenever the runner or the report parser changes what a run reports.
-GRADER_VERSION = "1"
+GRADER_VERSION = "2"
 _CHUNK = 1 << 16
 
 
@@ -120,7 +120,7 @@ class GradingCache:
     def put(self, key: str, hidden: "HiddenRun") -> bool:
         """Store ``hidden`` if it is worth keeping; True when it was written."""
         run = hidden.run
-        if run is None or hidden.outcomes is None or run.timed_out or run.limit is not None:
+        if run is None or hidden.outcomes is None or run.timed_out or run.limit is not None or not hidden.complete:
             return False
         path = self._path(key)
         path.parent.mkdir(exist_ok=True, mode=0o700)
@@ -166,6 +166,7 @@ def _to_json(hidden: "HiddenRun", key: str) -> dict:
         "outcomes": {tid: [o.status, o.message] for tid, o in hidden.outcomes.items()},
         "canaries": dict(hidden.canaries.expected),
         "problem": hidden.problem,
+        "evidence": list(hidden.evidence),
     }
 
 
@@ -175,4 +176,5 @@ def _from_json(data: dict, key: str) -> "HiddenRun":
     if data["key"] != key:
         raise ValueError("entry stored under the wrong key")
     outcomes = {tid: Outcome(status, message) for tid, (status, message) in data["outcomes"].items()}
-    return HiddenRun(RunResult(**data["run"]), outcomes, Canaries(data["canaries"]), data["problem"], cache="hit")
+    return HiddenRun(RunResult(**data["run"]), outcomes, Canaries(data["canaries"]), data["problem"], cache="hit",
+                     evidence=tuple(data["evidence"]))  # fmt: skip

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 from stamina_gym.grading.report import Outcome, base_id
 from stamina_gym.sandbox import RunResult
@@ -15,8 +15,8 @@ FAILURE_CLASSES = (
     "timeout",  # the test run hit its wall-clock limit
     "resource",  # a memory, CPU, file-size or output limit stopped it
     "framework",  # the agent broke the protocol (budget spent without submitting, ...)
-    "infrastructure",  # the sandbox failed: the sample is invalid and should be rerun
-    "violation",  # tampering: canaries lied, or the run faked its report
+    "infrastructure",  # the sandbox failed before the graded code ran: the sample is invalid, rerun it
+    "violation",  # tampering: proof that outcomes were forged (a must-fail canary passed, ...)
 )
 _BUILD_MARKERS = ("ImportError", "ModuleNotFoundError", "SyntaxError", "IndentationError", "collection failure")
 
@@ -83,8 +83,8 @@ class Grade:
 
 @dataclass(frozen=True)
 class Canaries:
-    """Tests the grader adds with random names, run first and last: each pair has one
-    that must pass and one that must fail, so forging before or after is seen."""
+    """Tests the grader adds among the hidden tests (``canaries.py``): one that must pass
+    and some that must fail per pytest process."""
 
     expected: Mapping[str, str]
     """Canary test id -> the status an honest run reports (``passed`` or ``failed``)."""
@@ -113,28 +113,38 @@ def grade_run(
     run: RunResult | None,
     canaries: Canaries,
     report_problem: str = "",
+    evidence: Sequence[str] = (),
+    complete: bool = True,
 ) -> Grade:
+    """One failure class, in this order: ``violation`` on proof of forgery (``evidence``
+    from the harness, or a must-fail canary that passed); then a run whose outcomes cannot
+    all be trusted (no report, a timeout, a resource limit, a test process that ended
+    early, a must-pass canary that did not pass) counts every selected test as failed, so
+    that stopping the run early never pays; then build, functional, regression."""
     turn_ids, regression_ids = list(turn_ids), list(regression_ids)
     if run is None or outcomes is None:
         return _no_report(turn, turn_ids, regression_ids, previously_passing, run, report_problem)
+    canary = by_base_id(outcomes, canaries.expected)
+    lies = [tid for tid, status in canaries.expected.items() if status == "failed" and canary[tid].status == "passed"]
+    if evidence or lies:
+        proof = [*evidence, *(f"a canary that must fail passed ({tid})" for tid in lies)]
+        broken = tuple(t for t in regression_ids if t in previously_passing)
+        return Grade(turn, dict.fromkeys(turn_ids, "forged"), dict.fromkeys(regression_ids, "forged"), broken,
+                     "violation", "the run was tampered with: " + "; ".join(proof[:5]), canaries_ok=False)  # fmt: skip
+    controls = [tid for tid, status in canaries.expected.items() if status == "passed" and canary[tid].status != "passed"]
+    if run.timed_out or run.limit or not complete or controls:
+        problem = report_problem or "a control test that must pass did not"
+        return _no_report(turn, turn_ids, regression_ids, previously_passing, run, problem)
     mine = by_base_id(outcomes, turn_ids)
     earlier = by_base_id(outcomes, regression_ids)
     turn_status = {tid: o.status for tid, o in mine.items()}
     regression_status = {tid: o.status for tid, o in earlier.items()}
     broken = tuple(t for t in regression_ids if t in previously_passing and regression_status[t] != "passed")
 
-    def make(failure: str | None, detail: str, canaries_ok: bool = True) -> Grade:
-        return Grade(turn, turn_status, regression_status, broken, failure, detail, canaries_ok)
+    def make(failure: str | None, detail: str) -> Grade:
+        return Grade(turn, turn_status, regression_status, broken, failure, detail)
 
-    canary = by_base_id(outcomes, canaries.expected)
-    lies = sum(canary[tid].status != status for tid, status in canaries.expected.items())
-    if lies:
-        return make("violation", f"{lies} canary test(s) reported the wrong outcome: the run was tampered with", False)
     failing = [o for o in mine.values() if o.status != "passed"]
-    if run.timed_out:
-        return make("timeout", "the hidden-test run hit its wall-clock limit")
-    if failing and run.limit:
-        return make("resource", f"the hidden-test run hit the {run.limit} limit")
     if failing and all(o.status == "missing" or any(m in o.message for m in _BUILD_MARKERS) for o in failing):
         return make("build", "the code under test does not import or compile")
     if failing:
@@ -152,7 +162,8 @@ def _no_report(
     run: RunResult | None,
     problem: str,
 ) -> Grade:
-    """The run left no usable report: everything counts as failed; say why."""
+    """No outcome of the run can be trusted: every selected test counts as failed. Only a
+    sandbox that could not run at all (before any graded code ran) voids the sample."""
     broken = tuple(t for t in regression_ids if t in previously_passing)
     if run is None:
         failure, detail = "infrastructure", f"the sandbox could not run the tests: {problem}"
@@ -160,16 +171,6 @@ def _no_report(
         failure, detail = "timeout", "the hidden-test run hit its wall-clock limit"
     elif run.limit:
         failure, detail = "resource", f"the hidden-test run hit the {run.limit} limit"
-    elif run.exit_code == 0:
-        failure, detail = "violation", f"the test process exited 0 without a valid report ({problem})"
     else:
-        failure, detail = "build", f"the test process died (exit {run.exit_code}) without a report ({problem})"
-    return Grade(
-        turn,
-        dict.fromkeys(turn_ids, "missing"),
-        dict.fromkeys(regression_ids, "missing"),
-        broken,
-        failure,
-        detail,
-        canaries_ok=failure != "violation",
-    )
+        failure, detail = "build", f"the test process ended without reporting every test (exit {run.exit_code}): {problem}"
+    return Grade(turn, dict.fromkeys(turn_ids, "missing"), dict.fromkeys(regression_ids, "missing"), broken, failure, detail)

@@ -1,11 +1,13 @@
 """Run hidden tests on a copy of the agent's source, in the sandbox. The side-effect half
-of grading; ``grade.py`` is the pure half.
+of grading; ``grade.py`` is the pure half, ``harness.py`` the program run inside.
 
 The copy leaves out every file through which code could steer a pytest run (conftest.py,
 pytest/tox/setup.cfg/pyproject configuration, sitecustomize/usercustomize, .pth files), and
-pytest is started isolated (``python -I``), with our own ini file, without conftest loading
-or plugin autoload, so the agent's configuration has no say. Two canary tests with random
-names (one must pass, one must fail) reveal a run whose outcomes were forged.
+the harness starts pytest isolated (``python -I``), with our own ini file, without conftest
+loading or plugin autoload, so the agent's configuration has no say. Canaries
+(``canaries.py``) are written among the hidden tests, every test file in a random order
+with one modification time, so nothing on disk tells them apart. Outcomes come back on the
+harness's stdout, written only by its trusted parent (see ``stamina_gym.grading``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import hashlib
 import importlib.util
 import io
 import json
+import os
+import random
 import secrets
 import shutil
 import sys
@@ -23,8 +27,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection, Mapping, Sequence
 
 from stamina_gym.errors import SandboxError
+from stamina_gym.grading import canaries as canary_plan
 from stamina_gym.grading.grade import Canaries
-from stamina_gym.grading.report import Outcome, parse_junit
+from stamina_gym.grading.harness import MARKER
+from stamina_gym.grading.report import Outcome
 from stamina_gym.sandbox import REPO_MOUNT, Mount, RunResult, Sandbox
 from stamina_gym.task import Task, Turn
 
@@ -48,6 +54,11 @@ class HiddenRun:
     problem: str = ""
     cache: str | None = None
     """``hit`` or ``miss`` when a grading cache was asked; None without one."""
+    evidence: tuple[str, ...] = ()
+    """Proof that the graded code forged outcomes: messages that did not verify, an audit
+    alarm, pytest or pluggy rebound. Not a canary's lie: ``grade_run`` finds those."""
+    complete: bool = True
+    """Every shard of the run said it was done; when False the outcomes are partial."""
 
 
 def _ignore(directory: str, names: list[str]) -> set[str]:
@@ -60,29 +71,14 @@ def copy_source(src: Path, dst: Path) -> None:
     shutil.copytree(src, dst, symlinks=True, ignore=_ignore)
 
 
-def make_canaries() -> Canaries:
-    """Two canary modules with random names: one collected first, one last."""
-    expected, source = {}, {}
-    for _ in range(2):
-        a, b = secrets.randbelow(10_000) + 1, secrets.randbelow(10_000) + 1
-        pass_name, fail_name = (f"test_{secrets.token_hex(6)}" for _ in range(2))
-        module = f"{secrets.token_hex(4)}/test_{secrets.token_hex(4)}.py"
-        source[module] = (
-            f"def {pass_name}():\n    assert {a} + {b} == {a + b}\n\n\n"
-            f"def {fail_name}():\n    assert {a} * {b} == {a * b + 1}\n"
-        )
-        expected[f"{module}::{pass_name}"] = "passed"
-        expected[f"{module}::{fail_name}"] = "failed"
-    return Canaries(expected, source)
-
-
-def pytest_argv(report_path: str, pythonpath: Sequence[str], test_paths: Sequence[str], python: str = sys.executable) -> list[str]:
+def pytest_args(shard: int, files: Sequence[str]) -> list[str]:
+    """pytest's arguments in one shard of the harness (the interpreter is already isolated)."""
     return [
-        python, "-I", "-B", "-m", "pytest",
         "-c", f"{GRADE_MOUNT}/pytest.ini", "--rootdir", GRADE_MOUNT,
-        "-p", "no:cacheprovider", "--noconftest", "--import-mode=importlib", "--continue-on-collection-errors",
-        "-q", "--no-header", "-o", "junit_family=xunit1", "-o", "console_output_style=classic",
-        "-o", f"pythonpath={' '.join(pythonpath)}", f"--junitxml={report_path}", *test_paths,
+        "-p", "no:cacheprovider", "-p", "no:junitxml", "--noconftest", "--import-mode=importlib",
+        "--continue-on-collection-errors", "-q", "--no-header", "-o", "console_output_style=classic",
+        "-o", f"pythonpath={REPO_MOUNT} {GRADE_MOUNT}/support", f"--basetemp=/tmp/pytest-shard-{shard}",
+        *(f"{GRADE_MOUNT}/tests/{path}" for path in files),
     ]  # fmt: skip
 
 
@@ -147,21 +143,6 @@ def _chosen(turn: Turn, only: Collection[str] | None) -> list[str] | None:
     return None if len(picked) == len(turn.test_ids) else picked
 
 
-#: Runs the pytest command lines given as JSON in argv[1] at once, each with its output in a
-#: file, then prints the outputs in order; exits with the largest exit status.
-_DRIVER = """\
-import json, subprocess, sys, tempfile
-commands = json.loads(sys.argv[1])
-logs = [tempfile.TemporaryFile() for _ in commands]
-procs = [subprocess.Popen(c, stdout=log, stderr=subprocess.STDOUT) for c, log in zip(commands, logs)]
-codes = [p.wait() for p in procs]
-for i, log in enumerate(logs):
-    log.seek(0)
-    sys.stdout.buffer.write(b"--- shard %d ---\\n" % i + log.read())
-sys.exit(max(codes))
-"""
-
-
 def run_hidden_tests(
     *,
     source: Path,
@@ -191,62 +172,124 @@ def run_hidden_tests(
     chosen = {turn.id: _chosen(turn, wanted) for turn in turns}
     turns = [turn for turn in turns if chosen[turn.id] != []]
     shards = shard_turns(turns, workers, lambda t: len(t.test_ids) if chosen[t.id] is None else len(chosen[t.id]))
-    shard_canaries = [make_canaries() for _ in shards]
-    canaries = Canaries({k: v for c in shard_canaries for k, v in c.expected.items()},
-                        {k: v for c in shard_canaries for k, v in c.source.items()})  # fmt: skip
     stage = scratch / f"grade-{secrets.token_hex(4)}"
     try:
         copy_source(source, stage / "src")
-        tests = stage / "grade" / "tests"
-        for turn in turns:
-            shutil.copytree(turn.dir / "tests", tests / turn.id, ignore=shutil.ignore_patterns("__pycache__"))
-        for rel, body in canaries.source.items():
-            (tests / rel).parent.mkdir(parents=True)
-            (tests / rel).write_text(body, encoding="utf-8")
+        grade_dir = stage / "grade"
+        texts = _staged_tests(task, turns, params)
+        planned = _plan_canaries(task, shards, texts, params)
+        canaries = Canaries({f"{c.path}::{c.test}": c.expected for group in planned for c in group},
+                            {c.path: c.source for group in planned for c in group})  # fmt: skip
+        _write_tests(grade_dir / "tests", {**texts, **canaries.source})
         if task.support_dir:
-            shutil.copytree(task.support_dir, stage / "grade" / "support", ignore=shutil.ignore_patterns("__pycache__"))
-        if task.meta.params:
-            for path in [*tests.rglob("*.py"), *(stage / "grade" / "support").rglob("*.py")]:
-                path.write_text(task.render(path.read_text(encoding="utf-8"), params, str(path.name)), encoding="utf-8")
-        plant_rewritten(tests, [turn.id for turn in turns])
-        (stage / "grade" / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-        (stage / "grade" / "report").mkdir()
+            shutil.copytree(task.support_dir, grade_dir / "support", ignore=shutil.ignore_patterns("__pycache__"))
+            if task.meta.params:
+                for path in (grade_dir / "support").rglob("*.py"):
+                    path.write_text(task.render(path.read_text(encoding="utf-8"), params, path.name), encoding="utf-8")
+        plant_rewritten(grade_dir / "tests", [turn.id for turn in turns])
+        (grade_dir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+        shutil.copyfile(Path(__file__).with_name("harness.py"), grade_dir / "harness.py")
+        job = {"timeout_s": timeout, "shards": []}
+        for number, (group, own) in enumerate(zip(shards, planned)):
+            keep = [tid for turn in group for tid in (chosen[turn.id] or turn.test_ids)]
+            keep += [f"{c.path}::{c.test}" for c in own]
+            files = sorted({tid.split("::")[0] for tid in keep})
+            job["shards"].append({"args": pytest_args(number, files), "keep": keep})
+        (grade_dir / "job.json").write_text(json.dumps(job), encoding="utf-8")
         sandbox.prepare(stage / "src")
-        sandbox.prepare(stage / "grade" / "report")
-        mounts = [
-            Mount(stage / "src", REPO_MOUNT, writable=True, ephemeral=True),
-            Mount(stage / "grade", GRADE_MOUNT, ephemeral=True),
-            Mount(stage / "grade" / "report", f"{GRADE_MOUNT}/report", writable=True, ephemeral=True),
-        ]
-        commands = []
-        for number, (group, own) in enumerate(zip(shards, shard_canaries)):
-            first, last = list(own.source)
-            paths = [path for turn in group for path in chosen[turn.id] or [turn.id]]
-            order = [first, *paths, last]  # pytest keeps argument order
-            argv = pytest_argv(
-                f"{GRADE_MOUNT}/report/junit-{number}.xml",
-                [REPO_MOUNT, f"{GRADE_MOUNT}/support"],
-                [f"{GRADE_MOUNT}/tests/{path}" for path in order],
-                python=sandbox.python,
-            )
-            commands.append([*argv, f"--basetemp=/tmp/pytest-shard-{number}"] if len(shards) > 1 else argv)
-        if len(commands) > 1:
-            command = [sandbox.python, "-I", "-c", _DRIVER, json.dumps(commands)]
-        else:
-            command = commands[0]
+        mounts = [Mount(stage / "src", REPO_MOUNT, writable=True, ephemeral=True), Mount(grade_dir, GRADE_MOUNT, ephemeral=True)]
+        command = [sandbox.python, "-I", "-B", f"{GRADE_MOUNT}/harness.py", f"{GRADE_MOUNT}/job.json"]
         try:
-            run = sandbox.run(command, mounts=mounts, timeout=timeout, env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+            run = sandbox.run(command, mounts=mounts, timeout=timeout + 30, env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+                              max_output_chars=_REPORT_CHARS)  # fmt: skip
         except SandboxError as exc:
             return HiddenRun(None, None, canaries, str(exc))
-        outcomes: dict[str, Outcome] = {}
-        for number in range(len(commands)):
-            report = stage / "grade" / "report" / f"junit-{number}.xml"
-            if not report.is_file() or report.is_symlink():
-                return HiddenRun(run, None, canaries, "no report was written")
-            try:
-                outcomes.update(parse_junit(report.read_text(encoding="utf-8", errors="replace")))
-            except (ValueError, SyntaxError) as exc:
-                return HiddenRun(run, None, canaries, f"the report does not parse: {exc}")
-        return HiddenRun(run, outcomes, canaries)
+        return _read_report(run, canaries)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
+
+
+#: The report is the last line of the harness's output: never cut.
+_REPORT_CHARS = 12 * 1024 * 1024
+
+
+def _read_report(run: RunResult, canaries: Canaries) -> HiddenRun:
+    """The harness parent's report, or why there is none."""
+    marker = run.output.rfind(MARKER)
+    if marker < 0:
+        return HiddenRun(run, None, canaries, "the harness wrote no report")
+    try:
+        report = json.loads(run.output[marker + len(MARKER) :].split("\n", 1)[0])
+        outcomes = {tid: Outcome(status, message) for tid, (status, message) in report["outcomes"].items()}
+        shards = report["shards"]
+    except (ValueError, KeyError, TypeError) as exc:
+        return HiddenRun(run, None, canaries, f"the harness report does not parse: {exc}")
+    if not all(shard["hello"] for shard in shards):
+        return HiddenRun(run, None, canaries, "a harness child died before the tests started")
+    evidence = []
+    for shard in shards:
+        evidence += shard["forged"]
+        evidence += [f"pytest or pluggy was changed: {change}" for change in shard["integrity"]]
+        if shard["alarm"]:
+            evidence.append(f"the audit hook saw {shard['alarm']}")
+    timed_out = any(shard["timed_out"] for shard in shards)
+    if timed_out and not run.timed_out:
+        run = RunResult(run.exit_code, run.output, run.output_bytes, run.truncated, True, run.limit, run.signal, run.duration_s)
+    complete = all(shard["done"] is not None and not shard["timed_out"] for shard in shards)
+    problem = "" if complete else "; ".join(
+        f"shard {i} ended without finishing (exit {s['exit']}): {s['log'][-300:]}" for i, s in enumerate(shards) if s["done"] is None
+    )
+    return HiddenRun(run, outcomes, canaries, problem, evidence=tuple(evidence), complete=complete)
+
+
+def _staged_tests(task: Task, turns: Sequence[Turn], params: Mapping[str, str | int]) -> dict[str, str]:
+    """Every hidden test file of ``turns`` (path under the tests folder -> text, rendered)."""
+    texts = {}
+    for turn in turns:
+        for path in sorted((turn.dir / "tests").rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                rel = f"{turn.id}/{path.relative_to(turn.dir / 'tests').as_posix()}"
+                text = path.read_text(encoding="utf-8")
+                texts[rel] = task.render(text, params, path.name) if task.meta.params and path.suffix == ".py" else text
+    return texts
+
+
+def _plan_canaries(task: Task, shards: list[list[Turn]], staged: Mapping[str, str],
+                   params: Mapping[str, str | int]) -> list[list[canary_plan.Canary]]:  # fmt: skip
+    """Canaries for each shard, from a generator seeded by the system's randomness."""
+    rng = random.Random(secrets.randbits(64))
+    names = [tid.split("::") for turn in task.turns for tid in turn.test_ids]
+    file_names = sorted({parts[0].rsplit("/", 1)[-1] for parts in names})
+    test_names = sorted({parts[-1] for parts in names})
+    staged_turns = {turn.id for group in shards for turn in group}
+    in_run = {parts[-1] for parts in names if parts[0].split("/")[0] in staged_turns}
+    unstaged = [turn for turn in task.turns if turn.id not in staged_turns and turn.index <= max(
+        (t.index for g in shards for t in g), default=0)]  # fmt: skip
+    modules = []
+    for turn in rng.sample(unstaged, min(len(unstaged), 6)):
+        for path in sorted((turn.dir / "tests").glob("test_*.py")):
+            text = path.read_text(encoding="utf-8")
+            modules.append(task.render(text, params, path.name) if task.meta.params else text)
+    if not modules:  # every turn so far is staged: the run's own modules are the only ones
+        modules = [text for rel, text in staged.items() if Path(rel).name.startswith("test_")]
+    present: dict[str, set[str]] = {}
+    for rel in staged:
+        folder, _, name = rel.partition("/")
+        present.setdefault(folder, set()).add(name)
+    return [
+        canary_plan.plan(rng, folders=[turn.id for turn in group], present=present, file_names=file_names,
+                         test_names=test_names, in_run=in_run, modules=modules)  # fmt: skip
+        for group in shards
+    ]
+
+
+def _write_tests(folder: Path, texts: Mapping[str, str]) -> None:
+    """Write the hidden tests and the canaries in a random order, all with one mtime."""
+    order = list(texts)
+    random.Random(secrets.randbits(64)).shuffle(order)
+    stamp = 1_600_000_000
+    for rel in order:
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(texts[rel], encoding="utf-8")
+        os.utime(path, (stamp, stamp))

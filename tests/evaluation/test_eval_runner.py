@@ -116,7 +116,7 @@ def test_an_infrastructure_failure_is_rerun_and_counted_apart(tmp_path, monkeypa
     real_run, broken = LocalSandbox.run, {"left": 1}
 
     def flaky(self, argv, **kwargs):
-        if broken["left"] and "--junitxml" in " ".join(argv):
+        if broken["left"] and "/grade/harness.py" in " ".join(argv):
             broken["left"] -= 1
             raise SandboxError("bwrap: setting up the mount namespace failed (simulated)")
         return real_run(self, argv, **kwargs)

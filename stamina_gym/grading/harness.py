@@ -1,0 +1,462 @@
+"""The grading harness: the one program the grader starts inside the sandbox.
+
+Run as ``python -I -B /grade/harness.py /grade/job.json``; standard library and pytest
+only (the package itself is not visible inside the sandbox). See ``stamina_gym.grading``
+for the threat model this answers; in short:
+
+* The **parent** imports pytest (warm: once per run, not once per shard), never imports a
+  test module, the test support or the agent's code, and is the only process that writes
+  to the sandbox's stdout: its last line is the report. It makes itself non-dumpable, so
+  the graded code (same uid) cannot read or write its memory or its file descriptors.
+* Each **child** is forked per shard. Before anything of the agent's is imported it
+  points its stdout/stderr at a log pipe, draws a random key, hands the key to the parent
+  over its result pipe (``hello``), installs an audit hook (which cannot be removed) and
+  registers the harness plugin. From then on every message it sends is
+  ``body TAB sha256(key + body)``; the key exists only in default arguments of harness
+  functions (reading those raises an audit event the hook treats as tampering).
+* A test's outcome comes from the harness's own ``pytest_pyfunc_call``, which calls the
+  test function itself, sees whether it raised, and sends ``call`` at once. pytest's own
+  reports are sent too (``report``: setup and teardown errors, the call's verdict) and
+  collection errors (``collect``). The parent pays a test only when its ``call`` passed
+  and no report of it failed; a report that says passed while the harness saw the test
+  raise, a test that ran without the harness seeing it, a message that does not verify,
+  or a second message for one test is evidence of forgery (``forged``).
+* The audit hook ends the child (``alarm``, exit ``ALARM_EXIT``) on ctypes calls, heap
+  and frame walking through ``gc``, tracing hooks, hand-made code objects, ``__code__``
+  swaps, opening ``/proc/*/mem``, and any read or write of the harness's own functions'
+  defaults. pytest's and pluggy's modules and classes are fingerprinted before the first
+  product import and compared after collection and at the end (``integrity``), since
+  rebinding a module or class attribute raises no audit event.
+"""
+
+import os
+import select
+import signal
+import sys
+import time
+
+ALARM_EXIT = 86
+MARKER = "\x1estamina-gym-report "
+_LOG_TAIL = 4096
+_RESULT_CAP = 32 * 1024 * 1024
+_MESSAGE_CAP = 600
+_WATCHED = ("_pytest", "pytest", "pluggy")
+#: Attributes pytest itself rebinds during a run (assertion hooks set per test).
+_MUTABLE = frozenset({"_pytest.assertion.util._reprcompare", "_pytest.assertion.util._assertion_pass",
+                      "_pytest.assertion.util._config"})  # fmt: skip
+#: Class attributes pytest itself adds during collection.
+_ADDED = frozenset({"_pytest_diamond_inheritance_warning_shown"})
+_BAD_EVENTS = frozenset({
+    "gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrace", "sys.setprofile",
+    "sys._current_frames", "code.__new__", "sys.monitoring.register_callback", "sys.monitoring.set_events",
+})  # fmt: skip
+
+
+# -- the parent -----------------------------------------------------------------------------
+
+
+def main(argv):
+    import json
+
+    with open(argv[1], encoding="utf-8") as handle:
+        job = json.load(handle)
+    import hashlib
+
+    import pytest  # warm: the children inherit it
+
+    _no_dump()
+    deadline = time.monotonic() + float(job["timeout_s"])
+    shards = []
+    for shard in job["shards"]:
+        result_r, result_w = os.pipe()
+        log_r, log_w = os.pipe()
+        go_r, go_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            for other in shards:
+                for fd in (other["result"], other["log"], other["go"]):
+                    os.close(fd)
+            for fd in (result_r, log_r, go_w):
+                os.close(fd)
+            os._exit(_child(shard, result_w, log_w, go_r, pytest, hashlib.sha256))
+        for fd in (result_w, log_w, go_r):
+            os.close(fd)
+        shards.append({"pid": pid, "result": result_r, "log": log_r, "go": go_w, "lines": [], "buffer": b"",
+                       "tail": b"", "timed_out": False})  # fmt: skip
+    # Every child says hello (hands over its key) before any of them imports the agent's
+    # code, so no graded code can stop a sibling from saying it.
+    for shard in shards:
+        _read_line(shard, deadline)
+    for shard in shards:
+        try:
+            os.write(shard["go"], b"g")
+        except OSError:
+            pass
+        os.close(shard["go"])
+    _collect(shards, deadline)
+    report = {"shards": [], "outcomes": {}}
+    for shard in shards:
+        _, status = os.waitpid(shard["pid"], 0)
+        verdict = _judge(shard["lines"], hashlib.sha256)
+        verdict.update(
+            exit=os.waitstatus_to_exitcode(status),
+            timed_out=shard["timed_out"],
+            log=shard["tail"].decode("utf-8", "replace"),
+        )
+        report["outcomes"].update(verdict.pop("outcomes"))
+        report["shards"].append(verdict)
+    sys.stdout.write("\n" + MARKER + json.dumps(report) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+def _no_dump():
+    """PR_SET_DUMPABLE 0: no process of the same uid may ptrace this one or open its
+    /proc files (mem, fd). Best effort where prctl cannot be reached."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _collect(shards, deadline):
+    """Read every child's result and log pipes until they close or the deadline passes;
+    at the deadline the children's process groups are killed."""
+    owner = {}
+    for shard in shards:
+        owner[shard["result"]] = (shard, "result")
+        owner[shard["log"]] = (shard, "log")
+    while owner:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            for shard in shards:
+                if shard["result"] in owner or shard["log"] in owner:
+                    shard["timed_out"] = True
+                    _kill(shard["pid"])
+            for fd in list(owner):
+                os.close(fd)
+            return
+        ready, _, _ = select.select(list(owner), [], [], remaining)
+        for fd in ready:
+            shard, kind = owner[fd]
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                del owner[fd]
+                os.close(fd)
+                continue
+            if kind == "log":
+                shard["tail"] = (shard["tail"] + chunk)[-_LOG_TAIL:]
+                continue
+            shard["bytes"] = shard.get("bytes", 0) + len(chunk)
+            if shard["bytes"] > _RESULT_CAP:
+                shard["lines"].append(b"flooded")  # fails verification: counted as forged
+                _kill(shard["pid"])
+                del owner[fd]
+                os.close(fd)
+                continue
+            data = shard["buffer"] + chunk
+            *lines, shard["buffer"] = data.split(b"\n")
+            shard["lines"].extend(lines)
+
+
+def _read_line(shard, deadline):
+    """Block until the first line of a child's result pipe (or its end, or the deadline)."""
+    while b"\n" not in shard["buffer"]:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([shard["result"]], [], [], remaining)[0]:
+            return
+        chunk = os.read(shard["result"], 65536)
+        if not chunk:
+            return
+        shard["buffer"] += chunk
+    line, shard["buffer"] = shard["buffer"].split(b"\n", 1)
+    shard["lines"].append(line)
+
+
+def _kill(pid):
+    for target in (-pid, pid):
+        try:
+            os.kill(target, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _judge(lines, sha256):
+    """Verify one child's messages and turn them into outcomes (test id relative to the
+    tests folder -> [status, message]) plus what the run says about itself."""
+    verdict = {"hello": False, "done": None, "alarm": None, "integrity": [], "forged": [], "notes": [], "outcomes": {}}
+    if not lines or not lines[0].startswith(b"hello "):
+        return verdict
+    key = bytes.fromhex(lines[0][6:].decode("ascii", "replace").strip() or "00")
+    verdict["hello"] = True
+    calls, reports, collected = {}, {}, {}
+    for raw in lines[1:]:
+        body, _, mac = raw.rpartition(b"\t")
+        if not body or sha256(key + body).hexdigest().encode() != mac:
+            verdict["forged"].append("a message on the result pipe did not come from the harness")
+            continue
+        kind, *fields = body.decode("utf-8", "replace").split("\x1f")
+        if verdict["done"] is not None and kind != "alarm":
+            verdict["forged"].append(f"a {kind} message came after the run ended")
+        elif kind == "call" and len(fields) == 3:
+            nodeid, status, message = fields
+            if nodeid in calls:
+                verdict["forged"].append(f"{nodeid} was reported twice")
+            calls[nodeid] = (status, message)
+        elif kind == "report" and len(fields) == 4:
+            nodeid, when, outcome, message = fields
+            if when in reports.setdefault(nodeid, {}):
+                verdict["forged"].append(f"the {when} of {nodeid} was reported twice")
+            reports[nodeid][when] = (outcome, message)
+        elif kind == "collect" and len(fields) == 2:
+            collected[fields[0]] = fields[1]
+        elif kind == "note":
+            verdict["notes"].extend(fields)
+        elif kind == "forged":
+            verdict["forged"].extend(fields)
+        elif kind == "integrity":
+            verdict["integrity"].extend(f for f in fields if f)
+        elif kind == "alarm":
+            verdict["alarm"] = fields[0] if fields else "alarm"
+        elif kind == "done" and fields:
+            verdict["done"] = int(fields[0])
+        else:
+            verdict["forged"].append(f"an unknown message kind {kind!r}")
+    outcomes = verdict["outcomes"]
+    for nodeid, message in collected.items():
+        outcomes[_relative(nodeid)] = ["error", message]
+    for nodeid in {*calls, *reports}:
+        phases = reports.get(nodeid, {})
+        call = calls.get(nodeid)
+        said = phases.get("call", (None, ""))[0]
+        if call is None and said == "passed":
+            verdict["forged"].append(f"{nodeid} passed without the harness seeing it run")
+        if call is not None and call[0] != "passed" and said == "passed":
+            verdict["forged"].append(f"{nodeid} raised but was reported as passed")
+        failed = [(when, m) for when, (o, m) in phases.items() if o == "failed"]
+        if phases.get("setup", ("passed",))[0] == "failed":
+            outcomes[_relative(nodeid)] = ["error", phases["setup"][1]]
+        elif call is None:
+            status = "skipped" if any(o == "skipped" for o, _ in phases.values()) else "missing"
+            outcomes[_relative(nodeid)] = [status, ""]
+        elif call[0] != "passed":
+            outcomes[_relative(nodeid)] = [call[0], call[1]]
+        elif failed:
+            outcomes[_relative(nodeid)] = ["error" if failed[0][0] != "call" else "failed", failed[0][1]]
+        else:
+            outcomes[_relative(nodeid)] = ["passed", ""]
+    return verdict
+
+
+def _relative(nodeid):
+    return nodeid[len("tests/"):] if nodeid.startswith("tests/") else nodeid
+
+
+# -- the child ------------------------------------------------------------------------------
+
+
+def _child(shard, result_fd, log_fd, go_fd, pytest, sha256):
+    """Run one shard's tests; returns the exit status. Nothing of the agent's has been
+    imported when this starts."""
+    os.setpgid(0, 0)
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    os.close(log_fd)
+    sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False, buffering=1)
+    sys.stderr = sys.stdout
+    key = os.urandom(32)
+    os.write(result_fd, b"hello " + key.hex().encode() + b"\n")
+    send = _signer(result_fd, key, sha256)
+    del key
+    if os.read(go_fd, 1) != b"g":
+        return 1
+    os.close(go_fd)
+    armed = [False]
+    plugin, ours = _plugin(send, armed, frozenset(shard.get("keep") or ()), bool(shard.get("keep")), pytest)
+    sys.addaudithook(_audit_hook(send, armed, frozenset(map(id, ours))))
+    sys.argv = ["pytest"]
+    try:
+        code = int(pytest.main(list(shard["args"]), plugins=[plugin]))
+    except BaseException as exc:  # noqa: BLE001 - whatever the graded code raised, the run ends here
+        send("note", f"pytest.main raised {type(exc).__name__}: {exc}")
+        code = 3
+    send("done", str(code))
+    return 0
+
+
+def _signer(fd, key, sha256):
+    def send(kind, *fields, _fd=fd, _key=key, _sha=sha256, _write=os.write, _str=str):
+        parts = [kind]
+        for field in fields:
+            text = _str(field)[:_MESSAGE_CAP]
+            parts.append(text.replace("\n", "\\n").replace("\t", " ").replace("\x1f", " "))
+        body = "\x1f".join(parts).encode("utf-8", "replace")
+        _write(_fd, body + b"\t" + _sha(_key + body).hexdigest().encode() + b"\n")
+
+    return send
+
+
+def _plugin(send, armed, keep, filtering, pytest):
+    """The harness's pytest plugin: a module object of hook functions whose state sits in
+    their default arguments (reading those is an audited event)."""
+    import types
+
+    from _pytest.outcomes import Skipped
+
+    state = {"snapshot": None}
+
+    def pytest_collection(session, _state=state, _armed=armed, _fingerprint=_fingerprint):
+        _state["snapshot"] = _fingerprint()  # configured, and not one test module imported yet
+        _armed[0] = True
+
+    functions = {}
+
+    def pytest_collection_modifyitems(session, config, items, _keep=keep, _filtering=filtering, _base=_base_id,
+                                      _functions=functions, _unwrap=_unwrap):  # fmt: skip
+        if _filtering:
+            chosen = [item for item in items if _base(item.nodeid) in _keep]
+            dropped = [item for item in items if _base(item.nodeid) not in _keep]
+            if dropped:
+                config.hook.pytest_deselected(items=dropped)
+            items[:] = chosen
+        for item in items:
+            _functions[id(item)] = (item, _unwrap(getattr(item, "obj", None)))
+
+    def pytest_collection_finish(session, _state=state, _send=send, _diff=_changed):
+        if _state["snapshot"] is not None:
+            _send("integrity", *_diff(_state["snapshot"]))
+
+    def pytest_sessionfinish(session, _state=state, _send=send, _diff=_changed):
+        if _state["snapshot"] is not None:  # before pytest unconfigures (and undoes its own patches)
+            _send("integrity", *_diff(_state["snapshot"]))
+
+    def before(item, _functions=functions, _send=send, _unwrap=_unwrap, _id=id, _str=str):
+        """The test function to call, after checking it is the one collected."""
+        recorded = _functions.get(_id(item))
+        function = item.obj
+        if recorded is None or recorded[0] is not item or recorded[1] is not _unwrap(function):
+            _send("forged", _str(item.nodeid) + "'s test function was replaced after collection")
+        return function
+
+    def after(item, exc, _send=send, _skipped=Skipped, _isinstance=isinstance, _type=type, _str=str):
+        if exc is None:
+            _send("call", _str(item.nodeid), "passed", "")
+        else:
+            status = "skipped" if _isinstance(exc, _skipped) else "failed"
+            _send("call", _str(item.nodeid), status, _type(exc).__name__ + ": " + _str(exc)[:300])
+
+    # While a test runs, this frame is below it: it holds only functions whose state sits
+    # in their defaults (an audited read), no state of its own.
+    def pytest_pyfunc_call(pyfuncitem, _before=before, _after=after):
+        function = _before(pyfuncitem)
+        arguments = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+        try:
+            function(**arguments)
+        except BaseException as exc:
+            _after(pyfuncitem, exc)
+            raise
+        _after(pyfuncitem, None)
+        return True
+
+    def pytest_runtest_logreport(report, _send=send):
+        if report.when == "call" or report.outcome != "passed":
+            _send("report", report.nodeid, report.when, report.outcome, _failure_text(report))
+
+    def pytest_collectreport(report, _send=send):
+        if report.outcome == "failed":
+            _send("collect", report.nodeid, _failure_text(report))
+
+    hooks = {name: value for name, value in locals().items() if name.startswith("pytest_")}
+    hooks["pytest_sessionfinish"] = pytest.hookimpl(trylast=True)(hooks["pytest_sessionfinish"])
+    for name in ("pytest_collection_modifyitems", "pytest_collection_finish",
+                 "pytest_runtest_logreport", "pytest_collectreport"):  # fmt: skip
+        hooks[name] = pytest.hookimpl(hooks[name])
+    for name in ("pytest_pyfunc_call", "pytest_collection"):
+        hooks[name] = pytest.hookimpl(tryfirst=True)(hooks[name])
+    plugin = types.ModuleType("stamina_gym_harness_plugin")  # hashable, as old pluggy wants; not in sys.modules
+    plugin.__dict__.update(hooks)
+    return plugin, [*hooks.values(), send, before, after]
+
+
+def _unwrap(function):
+    """A bound method's function (pytest binds test methods to a fresh instance per test)."""
+    return getattr(function, "__func__", function)
+
+
+def _failure_text(report):
+    """The last lines of a failure (where ImportError and friends are named)."""
+    try:
+        text = report.longreprtext
+    except Exception:  # noqa: BLE001 - a report's repr is the graded code's output
+        text = ""
+    return text[-_MESSAGE_CAP:]
+
+
+def _base_id(nodeid):
+    head, bracket, _ = nodeid.partition("[")
+    return _relative(head if bracket else nodeid)
+
+
+def _audit_hook(send, armed, ours):
+    """Ends the child on events only tampering needs. Everything it uses is bound now."""
+
+    def hook(event, args, _send=send, _armed=armed, _ours=ours, _bad=_BAD_EVENTS, _id=id, _isinstance=isinstance,
+             _str=str, _exit=os._exit):  # fmt: skip
+        if not _armed[0]:
+            return
+        reason = None
+        if event in _bad:
+            reason = event
+        elif event.startswith("ctypes.") and event != "ctypes.dlopen":
+            reason = event
+        elif event.startswith("object.__"):
+            if args and _id(args[0]) in _ours:
+                reason = f"{event} on the harness ({args[1] if len(args) > 1 else ''})"
+            elif event == "object.__setattr__" and len(args) > 1 and args[1] == "__code__":
+                reason = "a function's code was swapped"
+        elif event == "open" and args and _isinstance(args[0], _str) and args[0].startswith("/proc/"):
+            if args[0].endswith("/mem") or "/mem" in args[0]:
+                reason = f"opened {args[0]}"
+        if reason is not None:
+            _armed[0] = False
+            try:
+                _send("alarm", reason)
+            finally:
+                _exit(ALARM_EXIT)
+
+    return hook
+
+
+def _fingerprint():
+    """Identity of every attribute of pytest's and pluggy's modules and classes."""
+    prints = []
+    for name, module in list(sys.modules.items()):
+        if module is None or not name.startswith(_WATCHED):
+            continue
+        namespace = getattr(module, "__dict__", None)
+        if namespace is None:
+            continue
+        prints.append((name, namespace, tuple(namespace), tuple(namespace.values())))
+        for attr, value in list(namespace.items()):
+            if isinstance(value, type) and getattr(value, "__module__", None) == name:
+                prints.append((f"{name}.{attr}", value.__dict__, tuple(value.__dict__), tuple(value.__dict__.values())))
+    return tuple(prints)
+
+
+def _changed(prints):
+    """Labels of the fingerprinted namespaces whose attributes are not what they were."""
+    changed = []
+    for label, namespace, keys, values in prints:
+        now = dict(namespace)
+        for attr in set(now).symmetric_difference(keys) - _ADDED:
+            changed.append(f"{label}.{attr} was {'added' if attr in now else 'deleted'}")
+        for attr, old in zip(keys, values):
+            if attr in now and now[attr] is not old and f"{label}.{attr}" not in _MUTABLE:
+                changed.append(f"{label}.{attr} was rebound")
+    return changed
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
