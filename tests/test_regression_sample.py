@@ -101,3 +101,38 @@ def test_without_a_sample_every_submit_reruns_everything(task_dir):
     grades = play(task_dir, seed=0, broken_at={4: frozenset({1})})
     assert [g["regression_total"] for g in grades] == [(k - 1) * TESTS_PER_TURN for k in range(1, TURNS + 1)]
     assert len(grades[3]["newly_broken"]) == TESTS_PER_TURN and grades[3]["failure_class"] == "regression"
+
+
+@pytest.fixture(scope="module")
+def imports_at_top(task_dir, tmp_path_factory) -> Path:
+    """The same task with tests that import the product at module level, as real projects
+    write them: a product that does not import fails their collection."""
+    root = tmp_path_factory.mktemp("top") / "task"
+    shutil.copytree(task_dir, root)
+    for k in range(1, TURNS + 1):
+        (root / "turns" / f"{k:02d}-f{k}" / "tests" / f"test_f{k}.py").write_text(
+            f"from calc import f{k}\n\n\n" + "".join(f"def test_f{k}_{n}():\n    assert f{k}() == {k}\n\n\n" for n in range(TESTS_PER_TURN))
+        )
+    return root
+
+
+def test_a_wrecked_build_on_a_sampled_turn_is_a_build_failure_that_pays_its_regressions(imports_at_top):
+    """With part of the earlier tests chosen, modules that fail to import must not end the
+    run (pytest's exit 4 on a missing chosen test): the turn is ``build``, never tampering,
+    and every earlier test drawn that passed before counts as newly broken."""
+    env = StaminaEnv(EnvConfig(id="Counting-v0", task=str(imports_at_top), regression={"sample": 2, "full_every": 10}))
+    env.reset(seed=1)
+    try:
+        for k in (1, 2, 3):
+            act(env, tool="write_file", path="calc/__init__.py", content='"""Numbers."""\n' + module(k))
+            _, _, info = act(env, tool="submit")
+            assert info["grade"]["failure_class"] is None, info["grade"]["detail"]
+        act(env, tool="write_file", path="calc/__init__.py", content="def f1(:\n")  # turn 4: nothing imports
+        _, reward, info = act(env, tool="submit")
+    finally:
+        env.close()
+    grade = info["grade"]
+    assert grade["failure_class"] == "build", grade["detail"]
+    assert 0 < grade["regression_total"] < 9, "the turn must be a sampled one"
+    assert sorted(grade["newly_broken"]) == sorted(grade["regression_tests"])
+    assert info["reward_terms"]["regression"] == -1.0 and reward < -1

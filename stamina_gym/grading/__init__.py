@@ -1,0 +1,66 @@
+"""Grading: run the hidden tests on the agent's code and turn what they did into a grade.
+
+Three parts, in the order a submit uses them: ``runner.py`` stages a copy of the work tree,
+the hidden tests and canaries and starts ``harness.py`` in the sandbox (side effects);
+``harness.py`` is the program that runs there; ``grade.py`` turns the harness's verdict
+into a grade (pure, like ``canaries.py`` and the harness's ``_judge``).
+
+Threat model
+------------
+The agent is paid for passing tests and writes the code the tests import, so its code runs
+in the same interpreter as the tests that grade it. It can patch pytest, pluggy and the
+standard library, rebind module and class attributes (no audit event is raised for that),
+walk the stack, write to any file descriptor it finds, kill processes of its own uid, read
+every file of the grading copy (the hidden tests and the harness included), and stop the
+run whenever it likes. It cannot change the host, the trusted parent's memory, or what the
+parent writes.
+
+How an outcome reaches the grade
+--------------------------------
+* The harness **parent** never imports a test module or anything of the agent's. It forks
+  one **child** per shard, each with a result pipe, a log pipe (its stdout and stderr) and
+  a go pipe. A child draws a random key and hands it to the parent (``hello``) before any
+  child imports the agent's code; only then does the parent let them run. The parent is
+  the only writer of the sandbox's stdout, where its report is the last line, and it is not
+  dumpable, so no child can read its memory or open its descriptors.
+* Every message a child sends is signed with its key (``sha256(key + body)``); the key
+  lives in default arguments of harness functions, whose reading raises an audit event.
+  A line that does not verify, a second message for one test, or a message after the end
+  is proof of forgery.
+* A test's outcome is what the harness's own ``pytest_pyfunc_call`` saw: it calls the
+  test function (checked to be the one collected) and sends the result at once, so no
+  later rewriting (an ``atexit`` hook, a patched report) can change it. pytest's own
+  reports are sent beside it; a report that says passed where the harness saw the test
+  raise, or a test reported without the harness seeing it, is proof of forgery.
+* An **audit hook** (``sys.addaudithook``, which cannot be removed), installed before the
+  first product import, ends the child on ctypes, ``gc`` heap walks, tracing hooks, hand
+  made code objects, ``__code__`` swaps, ``/proc/*/mem`` and any read of the harness's
+  defaults. pytest's and pluggy's modules and classes are fingerprinted after configuration
+  and compared after collection and at the end of the session, since rebinding an
+  attribute raises no audit event.
+* **Canaries** (``canaries.py``) catch what slips past all that: each shard has two tests
+  that must fail and one that must pass, written among the hidden tests with names,
+  folders, modification times, planted pycs and source taken from the task's own tests. A
+  must-fail canary that passes is proof of forgery.
+
+What each outcome pays
+----------------------
+Proof of forgery is the failure class ``violation`` and pays less than the worst honest
+outcome of the turn (``RewardConfig.tamper``). A run that cannot be trusted but shows no
+proof (the process exited early, was killed, timed out, hit a limit, or a must-pass canary
+failed) counts every selected test as failed, full regression included: stopping the run
+after forging its first tests, before a canary runs, pays nothing. A module that does not
+import fails the tests that import it (``build``), and the regressions it causes count.
+Only a sandbox that fails before the agent's code runs is ``infrastructure`` and voids the
+sample.
+
+Not defended
+------------
+* A forger that tells canaries from real tests by analysing their source (a must-fail
+  canary ends with the negation of a real assertion) and forges only the others, through a
+  path none of the checks above sees.
+* Walking the stack (a frame from ``logging.currentframe()``, then ``f_back`` and
+  ``f_locals``, none audited) into pytest's objects and changing them in place between the
+  checks; on Python 3.13 and later ``f_locals`` also writes through to the frame.
+* Timing and other low-bandwidth channels out of the grading run.
+"""

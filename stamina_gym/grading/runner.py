@@ -242,15 +242,32 @@ def _read_report(run: RunResult, canaries: Canaries) -> HiddenRun:
     return HiddenRun(run, outcomes, canaries, problem, evidence=tuple(evidence), complete=complete)
 
 
+_RENDERED: dict[tuple[str, str], str] = {}
+
+
+def _render(task: Task, path: Path, params: Mapping[str, str | int]) -> str:
+    """A hidden test file as the episode's params render it, kept per (file, its size and
+    time, params): a submit stages the same files again and again."""
+    info = path.stat()
+    key = (f"{path}:{info.st_size}:{info.st_mtime_ns}", json.dumps(params, sort_keys=True))
+    text = _RENDERED.get(key)
+    if text is None:
+        text = path.read_text(encoding="utf-8")
+        if task.meta.params and path.suffix == ".py":
+            text = task.render(text, params, path.name)
+        if len(_RENDERED) >= _REWRITTEN_MAX:
+            _RENDERED.clear()
+        _RENDERED[key] = text
+    return text
+
+
 def _staged_tests(task: Task, turns: Sequence[Turn], params: Mapping[str, str | int]) -> dict[str, str]:
     """Every hidden test file of ``turns`` (path under the tests folder -> text, rendered)."""
     texts = {}
     for turn in turns:
         for path in sorted((turn.dir / "tests").rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts:
-                rel = f"{turn.id}/{path.relative_to(turn.dir / 'tests').as_posix()}"
-                text = path.read_text(encoding="utf-8")
-                texts[rel] = task.render(text, params, path.name) if task.meta.params and path.suffix == ".py" else text
+                texts[f"{turn.id}/{path.relative_to(turn.dir / 'tests').as_posix()}"] = _render(task, path, params)
     return texts
 
 
@@ -268,8 +285,7 @@ def _plan_canaries(task: Task, shards: list[list[Turn]], staged: Mapping[str, st
     modules = []
     for turn in rng.sample(unstaged, min(len(unstaged), 6)):
         for path in sorted((turn.dir / "tests").glob("test_*.py")):
-            text = path.read_text(encoding="utf-8")
-            modules.append(task.render(text, params, path.name) if task.meta.params else text)
+            modules.append(_render(task, path, params))
     if not modules:  # every turn so far is staged: the run's own modules are the only ones
         modules = [text for rel, text in staged.items() if Path(rel).name.startswith("test_")]
     present: dict[str, set[str]] = {}
