@@ -4,12 +4,20 @@ each attempt the env must keep working."""
 
 from __future__ import annotations
 
+import os
+import secrets
+import shutil
+import sys
+import tempfile
 import time
 import warnings
+from pathlib import Path
 
 import pytest
 
-from stamina_gym.sandbox.local import bwrap_works
+from stamina_gym.config import SandboxConfig
+from stamina_gym.sandbox import Mount, local
+from stamina_gym.sandbox.local import LocalSandbox, bwrap_works
 from tests.conftest import MINI, act, mini_env
 
 
@@ -154,3 +162,115 @@ def test_ipc_objects_do_not_outlive_their_command(env):
     assert "Shared memory id" in output and "4096" in output, output
     output, _, _ = act(env, tool="run", command="ipcs -m")
     assert "4096" not in output, output
+
+
+# -- the local sandbox shows the host by allow list --------------------------------------
+
+local_only = pytest.mark.parametrize("backend", ["local"], indirect=True)
+
+
+@pytest.fixture
+def planted():
+    """A marker file holding a random token, in a new folder at each of several places of
+    the host the sandbox does not show (readable by anyone, so only the sandbox can keep it
+    out). Yields (token, file name, paths); the folders are removed afterwards."""
+    token = secrets.token_hex(16)
+    name = f"marker-{token}.txt"
+    places = ["/srv", "/opt", "/var/lib", "/work", "/mnt", "/etc", "/var/tmp", "/tmp", str(Path.home())]
+    places.append(str(Path(sys.base_prefix).parent))  # next to the interpreter that is shown
+    folders: list[Path] = []
+    try:
+        for place in places:
+            if os.path.isdir(place) and os.access(place, os.W_OK):
+                folder = Path(tempfile.mkdtemp(prefix="planted-", dir=place))
+                folders.append(folder)
+                folder.chmod(0o755)
+                (folder / name).write_text(f"{token}\n")
+                (folder / name).chmod(0o644)
+        assert len(folders) >= 3, f"could plant markers in only {folders}"
+        yield token, name, [folder / name for folder in folders]
+    finally:
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _lines(output: str) -> list[str]:
+    """The command's own output lines, without the run tool's status line."""
+    return output.splitlines()[1:]
+
+
+@local_only
+def test_host_folders_outside_the_allow_list_cannot_be_read_or_found(env, planted):
+    token, name, markers = planted
+    (env.workspace.path / name).write_text(f"{token}\n")  # the control: the workspace is shown
+    output, _, _ = act(env, tool="run", command="; ".join(f"cat {m}" for m in [*markers, f"/repo/{name}"]))
+    assert _lines(output).count(token) == 1, output  # the control only
+    for marker in markers:
+        assert f"cat: {marker}: No such file or directory" in output, output
+    output, _, _ = act(env, tool="run", command=f"find / -path /proc -prune -o -name {name} -print 2>/dev/null")
+    assert [line for line in _lines(output) if name in line] == [f"/repo/{name}"], output
+    still_works(env)
+
+
+@pytest.mark.slow
+@local_only
+def test_a_search_of_every_file_finds_no_planted_marker(backend, planted):
+    token, name, _ = planted
+    env = mini_env(sandbox={"kind": backend, "timeout_s": 300})
+    env.reset(seed=0)
+    try:
+        (env.workspace.path / name).write_text(f"{token}\n")
+        # -I passes over a binary file after its first block: the marker, like any test, is text.
+        command = f"timeout 280 grep -rlsIF {token} / --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev"
+        output, _, _ = act(env, tool="run", command=command)
+        # Exit 2 is for files the sandbox user may not read (/etc/ssl/private); 124 would be the timeout.
+        assert output.startswith(("[exit code 0]", "[exit code 2]")), output
+        assert _lines(output) == [f"/repo/{name}"], output
+    finally:
+        env.close()
+
+
+@local_only
+def test_python_pytest_and_the_usual_tools_work_inside(env):
+    checks = {
+        "python -c 'import pytest, sqlite3, ssl, socket; socket.getaddrinfo(\"localhost\", \"http\")'"
+        " && echo py-ok": "py-ok",
+        "python -m pytest --version": "pytest",
+        "cd /tmp && git init -q g && cd g && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m x"
+        " && git log --format=git-ok": "git-ok",
+        "echo a b | awk '{print $2 \"-awk-ok\"}'": "b-awk-ok",
+        "ls /usr/bin | sort | head -1 | wc -l | sed s/1/coreutils-ok/": "coreutils-ok",
+        "id -un": "nobody" if os.geteuid() == 0 else "",
+    }
+    if shutil.which("sqlite3"):
+        checks["sqlite3 :memory: \"select 'sqlite-ok';\""] = "sqlite-ok"
+    for command, expected in checks.items():
+        output, _, info = act(env, tool="run", command=command)
+        assert info["ok"] and expected in output, (command, output)
+
+
+def test_the_package_is_hidden_inside_a_shown_site_packages(tmp_path, monkeypatch):
+    """A non-editable install puts the package in site-packages, which the sandbox shows."""
+    if bwrap_works() is not None:
+        pytest.skip(f"bubblewrap unusable: {bwrap_works()}")
+    site_packages = tmp_path / "venv" / "lib" / "site-packages"
+    package = site_packages / "stamina_gym"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("SECRET = 1\n")
+    (site_packages / "neighbour.py").write_text("OK = 'neighbour-ok'\n")
+    for folder in (tmp_path, *(tmp_path / "venv").rglob("*")):
+        folder.chmod(0o755 if folder.is_dir() else 0o644)
+    shown = local.shown_paths
+    monkeypatch.setattr(local, "_PACKAGE_DIR", package)
+    monkeypatch.setattr(local, "shown_paths", lambda: [*shown(), tmp_path / "venv"])
+    sandbox = LocalSandbox(SandboxConfig(), hidden=[])
+    assert local.default_hidden_paths() == [package]  # not the whole site-packages
+    (tmp_path / "ws").mkdir(mode=0o755)
+    mounts = [Mount(tmp_path / "ws", "/repo")]
+    script = f"import sys; sys.path.insert(0, {str(site_packages)!r}); import neighbour; print(neighbour.OK)"
+    script += "; from stamina_gym import SECRET; print('leaked', SECRET)"
+    result = sandbox.run([sandbox.python, "-c", script], mounts=mounts)
+    assert "neighbour-ok" in result.output and "leaked" not in result.output, result.output
+    assert "cannot import name 'SECRET'" in result.output, result.output  # an empty folder there
+    listing = sandbox.run(["ls", "-A", str(package)], mounts=mounts)
+    assert listing.ok and listing.output.strip() == "", listing.output

@@ -1,6 +1,8 @@
 """The grading harness: the one program the grader starts inside the sandbox.
 
-Run as ``python -I -B /grade/harness.py /grade/job.json``; standard library and pytest
+Run as ``python -I -B /grade/harness.py /grade/job.json /grade /repo`` (the roots of the
+grading folder and of the source: the sandbox may show them elsewhere, and a job's pytest
+arguments name them as ``{grade}`` and ``{repo}``); standard library and pytest
 only (the package itself is not visible inside the sandbox). See ``stamina_gym.grading``
 for the threat model this answers; in short:
 
@@ -60,6 +62,9 @@ def main(argv):
 
     with open(argv[1], encoding="utf-8") as handle:
         job = json.load(handle)
+    roots = {"{grade}": argv[2], "{repo}": argv[3]}
+    for shard in job["shards"]:
+        shard["args"] = [_place(arg, roots) for arg in shard["args"]]
     import hashlib
 
     import pytest  # warm: the children inherit it
@@ -108,6 +113,12 @@ def main(argv):
     sys.stdout.write("\n" + MARKER + json.dumps(report) + "\n")
     sys.stdout.flush()
     return 0
+
+
+def _place(arg, roots):
+    for token, root in roots.items():
+        arg = arg.replace(token, root)
+    return arg
 
 
 def _no_dump():

@@ -72,13 +72,14 @@ def copy_source(src: Path, dst: Path) -> None:
 
 
 def pytest_args(shard: int, files: Sequence[str]) -> list[str]:
-    """pytest's arguments in one shard of the harness (the interpreter is already isolated)."""
+    """pytest's arguments in one shard of the harness (the interpreter is already isolated);
+    the harness puts the roots of the grading folder and the source for the placeholders."""
     return [
-        "-c", f"{GRADE_MOUNT}/pytest.ini", "--rootdir", GRADE_MOUNT,
+        "-c", "{grade}/pytest.ini", "--rootdir", "{grade}",
         "-p", "no:cacheprovider", "-p", "no:junitxml", "--noconftest", "--import-mode=importlib",
         "--continue-on-collection-errors", "-q", "--no-header", "-o", "console_output_style=classic",
-        "-o", f"pythonpath={REPO_MOUNT} {GRADE_MOUNT}/support", f"--basetemp=/tmp/pytest-shard-{shard}",
-        *(f"{GRADE_MOUNT}/tests/{path}" for path in files),
+        "-o", "pythonpath={repo} {grade}/support", f"--basetemp=/tmp/pytest-shard-{shard}",
+        *(f"{{grade}}/tests/{path}" for path in files),
     ]  # fmt: skip
 
 
@@ -198,7 +199,7 @@ def run_hidden_tests(
         (grade_dir / "job.json").write_text(json.dumps(job), encoding="utf-8")
         sandbox.prepare(stage / "src")
         mounts = [Mount(stage / "src", REPO_MOUNT, writable=True, ephemeral=True), Mount(grade_dir, GRADE_MOUNT, ephemeral=True)]
-        command = [sandbox.python, "-I", "-B", f"{GRADE_MOUNT}/harness.py", f"{GRADE_MOUNT}/job.json"]
+        command = [sandbox.python, "-I", "-B", f"{GRADE_MOUNT}/harness.py", f"{GRADE_MOUNT}/job.json", GRADE_MOUNT, REPO_MOUNT]
         try:
             run = sandbox.run(command, mounts=mounts, timeout=timeout + 30, env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
                               max_output_chars=_REPORT_CHARS)  # fmt: skip

@@ -1,10 +1,14 @@
 """The local sandbox: bubblewrap namespaces plus rlimits, on this machine.
 
-Inside: no network; the system read-only; only the mounts given as writable and a private
-``/tmp`` are writable; the package's own files, task data, the env's state directory and
-home directories are hidden behind empty tmpfs mounts. When the env runs as root the
-command runs as an unprivileged user, so RLIMIT_NPROC really limits processes. Every
-command runs in a new session and PID namespace; on timeout the whole tree is killed.
+Inside: no network, and the host's filesystem by allow list, on an empty root: the system
+folders (``SYSTEM_DIRS``), part of ``/etc`` (``ETC_ENTRIES``) and the interpreter's own
+folders, all read-only; the mounts given; a private writable ``/tmp``; ``/dev`` and
+``/proc``. Nothing else of the host exists in there (other checkouts, ``/srv``, ``/opt``,
+homes ...). The package's own files, task data, the env's state directory and any other
+``hidden`` path are empty tmpfs mounts, also where they lie in a shown folder (a
+non-editable install puts the package in the shown site-packages). When the env runs as
+root the command runs as an unprivileged user, so RLIMIT_NPROC really limits processes.
+Every command runs in a new session and PID namespace; on timeout the whole tree is killed.
 
 Without bubblewrap (``isolation="rlimits"``) only the rlimits, the unprivileged user and
 the process-group kill remain: see ``LOST_WITHOUT_BWRAP``.
@@ -20,6 +24,7 @@ import resource
 import selectors
 import shutil
 import signal
+import site
 import subprocess
 import sys
 import time
@@ -40,7 +45,22 @@ LOST_WITHOUT_BWRAP = (
     "that leave the process group survive a timeout"
 )
 
-_PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]
+
+#: Top-level host folders shown read-only; one that is a symlink (``/bin -> usr/bin``) is
+#: copied as a symlink.
+SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
+
+#: What of the host's ``/etc`` is shown: the dynamic linker's cache (it finds the libraries
+#: in multiarch folders), users and groups, name lookup (``localhost``, service and protocol
+#: names), the time zone, TLS certificates, and the ``alternatives`` that commands such as
+#: ``awk`` point through. Each costs a mount on every run (about 0.17 ms), so the list is
+#: short; the rest stays out: tools fall back to their defaults, and ``pip.conf``, ``npmrc``,
+#: ``gitconfig``, ``ssh`` ... may hold credentials.
+ETC_ENTRIES = (
+    "ld.so.cache", "passwd", "group", "nsswitch.conf", "hosts", "services", "protocols",
+    "localtime", "alternatives", "ssl", "os-release",
+)  # fmt: skip
 
 
 @functools.lru_cache(maxsize=1)
@@ -61,9 +81,24 @@ def bwrap_works() -> str | None:
 
 
 def default_hidden_paths() -> list[Path]:
-    """What the agent's code must not see: the package checkout, homes, shared tmp."""
-    paths = [_PACKAGE_ROOT, Path.home(), Path("/root"), Path("/home"), Path("/tmp"), Path("/var/tmp")]
+    """What the agent's code must not see even where a shown folder holds it: the package,
+    and the checkout it sits in (unless it sits in a site-packages folder)."""
+    paths = [_PACKAGE_DIR]
+    if _PACKAGE_DIR.parent.name not in ("site-packages", "dist-packages"):
+        paths.append(_PACKAGE_DIR.parent)
     return [p for p in paths if p.is_dir()]
+
+
+def shown_paths() -> list[Path]:
+    """The host paths the sandbox shows read-only: the system, part of ``/etc``, and the
+    interpreter's folders (its prefixes, their real paths, the real path of the executable's
+    prefix, and site-packages, where pytest comes from)."""
+    paths = [Path("/", name) for name in SYSTEM_DIRS] + [Path("/etc", name) for name in ETC_ENTRIES]
+    prefixes = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, *site.getsitepackages()]
+    for prefix in prefixes:
+        paths += [Path(prefix), Path(os.path.realpath(prefix))]
+    paths.append(Path(os.path.realpath(sys.executable)).parents[1])
+    return [p for p in _dedupe(paths) if os.path.lexists(p)]
 
 
 class LocalSandbox:
@@ -81,15 +116,10 @@ class LocalSandbox:
             warnings.warn(message, RuntimeWarning, stacklevel=2)
             log.warning(message)
             self._uid = None
-        # Shallow paths first, so a tmpfs over /tmp does not bury one over /tmp/x.
-        self._hidden = sorted(_dedupe([*default_hidden_paths(), *map(Path, hidden)]), key=lambda p: len(p.parts))
+        self._hidden = _dedupe([*default_hidden_paths(), *map(Path, hidden)])
         self._bin_dir = Path(sys.executable).parent
         self.python = sys.executable
-        self._root_binds = _root_binds()
-        # The interpreter that runs the agent's code and pytest must stay visible.
-        self._python_dirs = _dedupe(
-            [Path(sys.prefix), Path(sys.base_prefix), Path(os.path.realpath(sys.executable)).parents[1]]
-        )
+        self._filesystem = _filesystem_args(shown_paths(), self._hidden)
 
     @staticmethod
     def _choose_isolation(wanted: str) -> str:
@@ -143,18 +173,7 @@ class LocalSandbox:
     def _bwrap_argv(
         self, argv: Sequence[str], mounts: Sequence[Mount], cwd: str, environment: Mapping[str, str]
     ) -> list[str]:
-        args = ["bwrap", *self._root_binds, "--dev", "/dev", "--proc", "/proc"]
-        for path in self._hidden:
-            args += ["--perms", "1777", "--tmpfs", str(path)] if path == Path("/tmp") else ["--tmpfs", str(path)]
-        for path in self._python_dirs:
-            covering = [hidden for hidden in self._hidden if _is_within(path, hidden)]
-            if covering:
-                # bwrap would create the folders leading to the mount point with mode 0700.
-                top = min(covering, key=lambda p: len(p.parts))
-                for folder in reversed(path.parents):
-                    if _is_within(folder, top) and folder != top:
-                        args += ["--perms", "0755", "--dir", str(folder)]
-                args += ["--ro-bind", str(path), str(path)]
+        args = ["bwrap", *self._filesystem]
         for mount in mounts:
             args += ["--bind" if mount.writable else "--ro-bind", str(mount.source), mount.target]
         args += [
@@ -276,19 +295,49 @@ def _can_run_python_as(uid: int) -> bool:
     return probe.returncode == 0
 
 
-def _root_binds() -> list[str]:
-    """Bind the host's top-level folders read-only onto the sandbox's empty root, so the
-    root itself stays writable for mount points such as /repo."""
-    args: list[str] = []
-    for entry in sorted(os.scandir("/"), key=lambda e: e.name):
-        path = f"/{entry.name}"
-        if entry.name in ("proc", "dev", "sys", "lost+found"):
-            continue
-        if entry.is_symlink():
-            args += ["--symlink", os.readlink(path), path]
-        elif entry.is_dir():
-            args += ["--ro-bind", path, path]
+def _filesystem_args(shown: Sequence[Path], hidden: Sequence[Path]) -> list[str]:
+    """bwrap arguments that build the sandbox's filesystem on its empty root: each ``shown``
+    path bound read-only at its own place (a symlink copied as a symlink), each ``hidden``
+    path an empty tmpfs, a private writable /tmp, /dev and /proc.
+
+    Shallow paths go first, and at one depth a hidden path before a shown one: so the
+    interpreter shown inside a hidden checkout stays visible, and the package hidden inside
+    a shown site-packages stays hidden. The folders leading to a mount point are made 0755
+    (bwrap would make them 0700, which the sandbox user could not enter)."""
+    tmp = Path("/tmp")
+    steps = [(path, "hide") for path in hidden if path != tmp] + [(tmp, "tmp")] + [(path, "show") for path in shown]
+    steps.sort(key=lambda step: (len(step[0].parts), step[1] == "show"))
+    args, made = ["--dev", "/dev", "--proc", "/proc"], []
+    for path, kind in steps:
+        inside = _inside(path, made)
+        if kind == "show" and inside == "show":
+            continue  # already visible through a bound folder, with nothing hidden between
+        if kind == "hide" and (inside in ("hide", "tmp") or (inside == "show" and not path.is_dir())):
+            continue  # already in an empty tmpfs, or not there to hide in a read-only folder
+        for folder in reversed(path.parents[:-1]):
+            if _inside(folder, made) not in ("show", "here"):
+                args += ["--perms", "0755", "--dir", str(folder)]
+                made.append((folder, "dir"))
+        if kind == "tmp":
+            args += ["--perms", "1777", "--tmpfs", str(path)]
+        elif kind == "hide":
+            args += ["--tmpfs", str(path)]
+        elif path.is_symlink():
+            args += ["--symlink", os.readlink(path), str(path)]
+        else:
+            args += ["--ro-bind", str(path), str(path)]
+        made.append((path, kind))
     return args
+
+
+def _inside(path: Path, made: list[tuple[Path, str]]) -> str | None:
+    """What ``path`` lies in, of what was made so far: ``here`` when something was made at
+    exactly this path, else the kind of the deepest mount or folder above it."""
+    covering = [(where, kind) for where, kind in made if _is_within(path, where)]
+    if not covering:
+        return None
+    where, kind = max(covering, key=lambda item: len(item[0].parts))
+    return "here" if where == path else kind
 
 
 def _is_within(path: Path, parent: Path) -> bool:
