@@ -119,6 +119,13 @@ class SandboxConfig(_Strict):
     grading_timeout_s: float = Field(300.0, gt=0)
     """Wall-clock limit of one hidden-test run at submit."""
 
+    warm_grading: bool = True
+    """Grade through a warm runner: one harness per env stays alive in the sandbox with
+    pytest imported and forks a fresh child per submit, instead of a new interpreter per
+    submit (``stamina_gym.grading.harness``). Between submits every other process of the
+    sandbox user is killed and its scratch folders emptied. Needs bubblewrap or docker;
+    without them grading starts a new harness each time."""
+
     grading_workers: int | None = Field(None, ge=1)
     """pytest processes that share one hidden-test run (the turns are split between them).
     None: one per CPU the sandbox may use (local: the machine's, at most 4; docker:
@@ -220,6 +227,11 @@ class QualityConfig(_Strict):
 
     max_file_kb: int = Field(256, ge=1)
     """Python files larger than this are not analysed (reported as skipped)."""
+
+    analysis_budget_s: float = Field(10.0, gt=0)
+    """Seconds the analysers (radon, bandit, pylint) may spend on one file. They run in a
+    worker process that is killed at the deadline; a file past it, like one too large to
+    analyse, counts as the worst possible file and is named in the grade."""
 
     cache_dir: str | None = None
     """Folder for per-file analysis results shared by every process on the machine;

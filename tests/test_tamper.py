@@ -229,19 +229,26 @@ def add(a, b):
     ids=["exit-zero", "kill-parent", "kill-group"],
 )
 def test_stopping_the_run_early_pays_no_more_than_an_honest_wreck(env, backend, exit_code):
+    """The test terms (the quality of the two files differs, and is paid on its own)."""
+
+    def paid(info):
+        return sum(info["reward_terms"][term] for term in ("tests", "bonus", "regression"))
+
     wrecked = mini_env(sandbox={"kind": backend})
     try:
         wrecked.reset(seed=0)
         solve_first_turn(wrecked)
-        wreck = honest_reward(wrecked, "def add(a, b):\n    return a +\n")  # a syntax error: nothing imports
+        act(wrecked, tool="write_file", path="calc/__init__.py", content="def add(a, b):\n    return a +\n")
+        _, _, wreck = act(wrecked, tool="submit")  # a syntax error: nothing imports
     finally:
         wrecked.close()
     solve_first_turn(env)
     act(env, tool="write_file", path="calc/__init__.py", content=exit_code + "\n\ndef add(a, b):\n    return a + b\n")
-    reward, grade = submit(env)
+    _, _, info = act(env, tool="submit")
+    grade = info["grade"]
     assert grade["failure_class"] == "build", grade["detail"]
     assert grade["passed"] == 0 and len(grade["newly_broken"]) == 2
-    assert reward <= wreck + 1e-9, (reward, wreck)
+    assert paid(info) <= paid(wreck), (info["reward_terms"], wreck["reward_terms"])
 
 
 def test_a_tampered_turn_pays_less_than_the_worst_honest_one(env):

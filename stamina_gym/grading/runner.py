@@ -22,6 +22,7 @@ import random
 import secrets
 import shutil
 import sys
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection, Mapping, Sequence
@@ -32,6 +33,7 @@ from stamina_gym.grading.grade import Canaries
 from stamina_gym.grading.harness import MARKER
 from stamina_gym.grading.report import Outcome
 from stamina_gym.sandbox import REPO_MOUNT, Mount, RunResult, Sandbox
+from stamina_gym.sandbox.service import LineService
 from stamina_gym.task import Task, Turn
 
 if TYPE_CHECKING:
@@ -68,7 +70,7 @@ def _ignore(directory: str, names: list[str]) -> set[str]:
 def copy_source(src: Path, dst: Path) -> None:
     """Copy the work tree without steering files; symlinks are copied as links, so they
     resolve inside the sandbox's own view, never on the host."""
-    shutil.copytree(src, dst, symlinks=True, ignore=_ignore)
+    shutil.copytree(src, dst, symlinks=True, ignore=_ignore, dirs_exist_ok=True)
 
 
 def pytest_args(shard: int, files: Sequence[str]) -> list[str]:
@@ -173,8 +175,11 @@ def run_hidden_tests(
     chosen = {turn.id: _chosen(turn, wanted) for turn in turns}
     turns = [turn for turn in turns if chosen[turn.id] != []]
     shards = shard_turns(turns, workers, lambda t: len(t.test_ids) if chosen[t.id] is None else len(chosen[t.id]))
-    stage = scratch / f"grade-{secrets.token_hex(4)}"
+    warm = _warm_runner(sandbox, scratch)
+    stage = warm.root if warm else scratch / f"grade-{secrets.token_hex(4)}"
     try:
+        if warm:
+            _empty(stage)
         copy_source(source, stage / "src")
         grade_dir = stage / "grade"
         texts = _staged_tests(task, turns, params)
@@ -190,32 +195,90 @@ def run_hidden_tests(
         plant_rewritten(grade_dir / "tests", [turn.id for turn in turns])
         (grade_dir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
         shutil.copyfile(Path(__file__).with_name("harness.py"), grade_dir / "harness.py")
-        job = {"timeout_s": timeout, "shards": []}
+        job: dict = {"id": secrets.token_hex(8), "timeout_s": timeout, "cpu_s": sandbox.config.cpu_s, "shards": []}
         for number, (group, own) in enumerate(zip(shards, planned)):
             keep = [tid for turn in group for tid in (chosen[turn.id] or turn.test_ids)]
             keep += [f"{c.path}::{c.test}" for c in own]
             files = sorted({tid.split("::")[0] for tid in keep})
             job["shards"].append({"args": pytest_args(number, files), "keep": keep})
-        (grade_dir / "job.json").write_text(json.dumps(job), encoding="utf-8")
         sandbox.prepare(stage / "src")
-        mounts = [Mount(stage / "src", REPO_MOUNT, writable=True, ephemeral=True), Mount(grade_dir, GRADE_MOUNT, ephemeral=True)]
-        command = [sandbox.python, "-I", "-B", f"{GRADE_MOUNT}/harness.py", f"{GRADE_MOUNT}/job.json", GRADE_MOUNT, REPO_MOUNT]
         try:
-            run = sandbox.run(command, mounts=mounts, timeout=timeout + 30, env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
-                              max_output_chars=_REPORT_CHARS)  # fmt: skip
+            if warm:
+                run = warm.service.ask(json.dumps(job), timeout + 30)
+            else:
+                (grade_dir / "job.json").write_text(json.dumps(job), encoding="utf-8")
+                command = [sandbox.python, "-I", "-B", f"{GRADE_MOUNT}/harness.py", f"{GRADE_MOUNT}/job.json",
+                           GRADE_MOUNT, REPO_MOUNT]  # fmt: skip
+                run = sandbox.run(command, mounts=_mounts(stage), timeout=timeout + 30, env=_HARNESS_ENV,
+                                  max_output_chars=_REPORT_CHARS)  # fmt: skip
         except SandboxError as exc:
             return HiddenRun(None, None, canaries, str(exc))
-        return _read_report(run, canaries)
+        return _read_report(run, canaries, job["id"])
     finally:
-        shutil.rmtree(stage, ignore_errors=True)
+        if warm:
+            _empty(stage)
+        else:
+            shutil.rmtree(stage, ignore_errors=True)
+
+
+_HARNESS_ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+
+def _mounts(stage: Path) -> list[Mount]:
+    return [Mount(stage / "src", REPO_MOUNT, writable=True, ephemeral=True), Mount(stage / "grade", GRADE_MOUNT, ephemeral=True)]
+
+
+@dataclass
+class _Warm:
+    root: Path
+    """Holds ``src`` and ``grade``, the folders the service sees as /repo and /grade."""
+    service: LineService
+
+
+_WARM: "weakref.WeakKeyDictionary[Sandbox, _Warm]" = weakref.WeakKeyDictionary()
+
+
+def _warm_runner(sandbox: Sandbox, scratch: Path) -> _Warm | None:
+    """The sandbox's warm harness (``harness.serve``), started on first use and again
+    whenever the last one ended; None where grading starts a harness per run."""
+    if not sandbox.config.warm_grading or sandbox.isolation not in ("bwrap", "docker"):
+        return None
+    warm = _WARM.get(sandbox)
+    if warm is not None and warm.service.alive and warm.root.parent == scratch:
+        return warm
+    if warm is not None:
+        warm.service.close()
+        shutil.rmtree(warm.root, ignore_errors=True)
+    root = scratch / f"warm-{secrets.token_hex(4)}"
+    (root / "src").mkdir(parents=True)
+    (root / "grade").mkdir()
+    shutil.copyfile(Path(__file__).with_name("harness.py"), root / "grade" / "harness.py")
+    sandbox.prepare(root / "src")
+    argv = [sandbox.python, "-I", "-B", f"{GRADE_MOUNT}/harness.py", "--serve", GRADE_MOUNT, REPO_MOUNT]
+    service = sandbox.serve(argv, mounts=_mounts(root), prefix=MARKER, env=_HARNESS_ENV)
+    _WARM[sandbox] = warm = _Warm(root, service)
+    return warm
+
+
+def _empty(stage: Path) -> None:
+    """Empty the warm runner's folders, keeping the folders (the sandbox holds them) and
+    the harness (a starting service may not have read it yet)."""
+    for folder in (stage / "src", stage / "grade"):
+        for entry in list(os.scandir(folder)):
+            if entry.path == str(stage / "grade" / "harness.py"):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
 
 
 #: The report is the last line of the harness's output: never cut.
 _REPORT_CHARS = 12 * 1024 * 1024
 
 
-def _read_report(run: RunResult, canaries: Canaries) -> HiddenRun:
-    """The harness parent's report, or why there is none."""
+def _read_report(run: RunResult, canaries: Canaries, job_id: str) -> HiddenRun:
+    """The harness parent's report on job ``job_id``, or why there is none."""
     marker = run.output.rfind(MARKER)
     if marker < 0:
         return HiddenRun(run, None, canaries, "the harness wrote no report")
@@ -225,6 +288,8 @@ def _read_report(run: RunResult, canaries: Canaries) -> HiddenRun:
         shards = report["shards"]
     except (ValueError, KeyError, TypeError) as exc:
         return HiddenRun(run, None, canaries, f"the harness report does not parse: {exc}")
+    if report.get("id") != job_id:
+        return HiddenRun(None, None, canaries, f"the harness answered job {report.get('id')}, not {job_id}")
     if not all(shard["hello"] for shard in shards):
         return HiddenRun(run, None, canaries, "a harness child died before the tests started")
     evidence = []

@@ -14,6 +14,7 @@ from stamina_gym.registry import Registry
 
 if TYPE_CHECKING:
     from stamina_gym.config import SandboxConfig
+    from stamina_gym.sandbox.service import LineService
 
 #: Where the workspace appears inside every sandbox.
 REPO_MOUNT = "/repo"
@@ -91,6 +92,13 @@ class Sandbox(Protocol):
 
     def prepare(self, path: Path) -> None:
         """Make ``path`` (a tree the env wrote) writable by the sandbox's user."""
+
+    def serve(
+        self, argv: Sequence[str], *, mounts: Sequence[Mount], prefix: str, cwd: str = REPO_MOUNT,
+        env: Mapping[str, str] | None = None,
+    ) -> "LineService":  # fmt: skip
+        """Start ``argv`` as a long-lived service (``sandbox.service.LineService``): each
+        request sees the mounts' host folders as they are when it is made."""
 
     def close(self) -> None: ...
 

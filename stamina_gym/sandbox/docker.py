@@ -49,6 +49,7 @@ from stamina_gym.errors import SandboxError
 from stamina_gym.sandbox import REPO_MOUNT, Mount, RunResult, command_environment
 from stamina_gym.sandbox.image import BUILD_COMMAND, image_tag
 from stamina_gym.sandbox.output import Capture
+from stamina_gym.sandbox.service import LineService
 
 log = logging.getLogger(__name__)
 
@@ -134,6 +135,7 @@ class DockerSandbox:
         self._work: _Container | None = None
         self._grade: _Container | None = None
         self._ids: list[str] = []
+        self._services: list[LineService] = []
         self._pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="stamina-gym-docker")
         self._finalizer = weakref.finalize(self, _remove_quietly, self._client, self._ids)
 
@@ -164,13 +166,9 @@ class DockerSandbox:
         if not ephemeral:
             container = self._work_container(mounts)
             return self._exec(container, wrapped, cwd, environment, timeout, limit)
-        too_big = [m for m in ephemeral if _tree_bytes(Path(m.source)) > self.config.tmp_mb * 2**20]
-        if too_big:
-            # The agent's files do not fit the sandbox: its fault, not an infrastructure fault.
-            names = ", ".join(m.target for m in too_big)
-            message = f"[stamina-gym: {names} holds more than sandbox.tmp_mb ({self.config.tmp_mb} MiB); nothing was run]"
-            data = message.encode()
-            return RunResult(exit_code=1, output=message, output_bytes=len(data), limit="file_size")
+        too_big = self._too_big(ephemeral)
+        if too_big is not None:
+            return too_big
         container = self._grade_container(ephemeral)
         try:
             self._copy_in(container, ephemeral)
@@ -182,6 +180,15 @@ class DockerSandbox:
             raise
         return result
 
+    def _too_big(self, mounts: Sequence[Mount]) -> RunResult | None:
+        """The agent's files do not fit the sandbox: its fault, not an infrastructure fault."""
+        too_big = [m for m in mounts if _tree_bytes(Path(m.source)) > self.config.tmp_mb * 2**20]
+        if not too_big:
+            return None
+        names = ", ".join(m.target for m in too_big)
+        message = f"[stamina-gym: {names} holds more than sandbox.tmp_mb ({self.config.tmp_mb} MiB); nothing was run]"
+        return RunResult(exit_code=1, output=message, output_bytes=len(message.encode()), limit="file_size")
+
     def prepare(self, path: Path) -> None:
         """Hand a tree the env wrote (as root) to the sandbox uid, as the local sandbox does."""
         if os.geteuid() != 0:
@@ -191,8 +198,75 @@ class DockerSandbox:
             for name in (*dirs, *files):
                 os.lchown(os.path.join(root, name), self.uid, self.uid)
 
+    def serve(
+        self, argv: Sequence[str], *, mounts: Sequence[Mount], prefix: str, cwd: str = REPO_MOUNT,
+        env: Mapping[str, str] | None = None,
+    ) -> LineService:  # fmt: skip
+        """Start ``argv`` in the grade container as a long-lived service, as its main exec
+        process (so its parent is outside the container), under the same rlimits as
+        ``run`` but CPU time (it sets that for the children it starts). Before each
+        request the mounts (all grading trees) are copied in; after it they are wiped;
+        nothing is copied back out."""
+        if not all(m.ephemeral for m in mounts):
+            raise SandboxError("a docker service sees grading trees only (ephemeral mounts)")
+        docker = _docker()
+        cfg = self.config
+        container = self._grade_container(mounts)
+        self._copy_in(container, mounts)
+        script = 'ulimit -c 0 -f "$1" -v "$2" || exit 125; shift 2; exec "$@"'
+        wrapped = ["bash", "-c", script, "stamina-gym", str(cfg.file_size_mb * 1024), str(cfg.memory_mb * 1024), *argv]
+        api = self._client.api
+        try:
+            exec_id = api.exec_create(container.id, wrapped, stdin=True, stdout=True, stderr=True,
+                                      user=f"{self.uid}:{self.uid}", workdir=cwd, environment=command_environment(env))["Id"]  # fmt: skip
+            sock = api.exec_start(exec_id, socket=True)
+        except docker.errors.DockerException as exc:
+            raise SandboxError(f"docker exec in {container.id[:12]} failed: {exc}") from None
+        raw = getattr(sock, "_sock", sock)
+        frames = _Frames()
+
+        def read() -> bytes:
+            while True:
+                data = raw.recv(65536)
+                if not data:
+                    return b""
+                payload = b"".join(frames.feed(data))
+                if payload:
+                    return payload
+
+        def kill() -> None:
+            try:
+                self._kill_all(container)
+            finally:
+                _close_stream(sock)
+
+        def exit_code() -> int | None:
+            try:
+                state = api.exec_inspect(exec_id)
+            except docker.errors.DockerException:
+                return None
+            return None if state["Running"] else state["ExitCode"]
+
+        def before() -> RunResult | None:
+            too_big = self._too_big(mounts)
+            if too_big is None:
+                self._await_wipe(container)
+                self._copy_in(container, mounts)
+            return too_big
+
+        service = LineService(write=raw.sendall, read=read, fileno=raw.fileno(), prefix=prefix, kill=kill,
+                              exit_code=exit_code, before=before, after=lambda: self._wipe(container, mounts))  # fmt: skip
+        self._services.append(service)
+        return service.start(cfg.timeout_s)
+
     def close(self) -> None:
         """Remove this env's containers (and their volumes)."""
+        for service in self._services:
+            try:
+                service.close()
+            except SandboxError:
+                pass
+        self._services.clear()
         self._pool.shutdown(wait=True)
         self._finalizer()
         self._work = self._grade = None

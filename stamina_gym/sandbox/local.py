@@ -27,8 +27,10 @@ import signal
 import site
 import subprocess
 import sys
+import threading
 import time
 import warnings
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -36,6 +38,7 @@ from stamina_gym.config import SandboxConfig
 from stamina_gym.errors import ConfigError, SandboxError
 from stamina_gym.sandbox import REPO_MOUNT, Mount, RunResult, command_environment
 from stamina_gym.sandbox.output import Capture
+from stamina_gym.sandbox.service import LineService
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +123,7 @@ class LocalSandbox:
         self._bin_dir = Path(sys.executable).parent
         self.python = sys.executable
         self._filesystem = _filesystem_args(shown_paths(), self._hidden)
+        self._services: list[LineService] = []
 
     @staticmethod
     def _choose_isolation(wanted: str) -> str:
@@ -165,8 +169,66 @@ class LocalSandbox:
             for name in (*dirs, *files):
                 os.lchown(os.path.join(root, name), uid, gid)
 
+    def serve(
+        self, argv: Sequence[str], *, mounts: Sequence[Mount], prefix: str, cwd: str = REPO_MOUNT,
+        env: Mapping[str, str] | None = None,
+    ) -> LineService:  # fmt: skip
+        """Start ``argv`` as a long-lived service in a sandbox of its own, with the same
+        view, limits and user as ``run`` but no CPU-time limit of its own (it lives for many
+        requests; it sets the limit for the children it starts). Closed with the sandbox."""
+        if self.isolation != "bwrap":
+            raise SandboxError("a warm service needs bubblewrap: without it nothing of the host is hidden")
+        environment = command_environment(env, bin_dirs=str(self._bin_dir))
+        command = self._bwrap_argv(argv, mounts, cwd, environment)
+        started: Future[subprocess.Popen] = Future()
+
+        def keep() -> None:
+            # bwrap's --die-with-parent follows the thread that started it: this one lives
+            # as long as the service does (the caller may be a short-lived pool thread).
+            try:
+                proc = subprocess.Popen(
+                    command,
+                    env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    preexec_fn=functools.partial(self._preexec, cpu=False),  # noqa: PLW1509 - rlimits between fork and exec
+                )
+            except OSError as exc:
+                started.set_exception(SandboxError(f"could not start {command[0]!r}: {exc}"))
+                return
+            started.set_result(proc)
+            proc.wait()
+
+        threading.Thread(target=keep, name="stamina-gym-warm-runner", daemon=True).start()
+        proc = started.result()
+        assert proc.stdin is not None and proc.stdout is not None
+
+        def write(data: bytes) -> None:
+            proc.stdin.write(data)
+            proc.stdin.flush()
+
+        def kill() -> None:
+            _kill_tree(proc)
+            proc.wait()
+            for stream in (proc.stdin, proc.stdout):
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+
+        fd = proc.stdout.fileno()
+        service = LineService(write=write, read=lambda: os.read(fd, 65536), fileno=fd, prefix=prefix, kill=kill,
+                              exit_code=proc.poll)  # fmt: skip
+        self._services.append(service)
+        return service.start(self.config.timeout_s)
+
     def close(self) -> None:
-        """Nothing persists between commands."""
+        """Only warm services persist between commands: they end here."""
+        for service in self._services:
+            service.close()
+        self._services.clear()
 
     # -- internals ----------------------------------------------------------------------
 
@@ -205,11 +267,11 @@ class LocalSandbox:
 
         return [host(a) for a in argv], host(cwd), {k: host(v) for k, v in environment.items()}
 
-    def _preexec(self) -> None:
+    def _preexec(self, cpu: bool = True) -> None:
         cfg = self.config
         limits = {
             resource.RLIMIT_AS: cfg.memory_mb * 1024 * 1024,
-            resource.RLIMIT_CPU: cfg.cpu_s,
+            resource.RLIMIT_CPU: cfg.cpu_s if cpu else resource.RLIM_INFINITY,
             resource.RLIMIT_FSIZE: cfg.file_size_mb * 1024 * 1024,
             resource.RLIMIT_NPROC: cfg.max_processes,
             resource.RLIMIT_CORE: 0,
