@@ -116,11 +116,12 @@ def imports_at_top(task_dir, tmp_path_factory) -> Path:
     return root
 
 
-def test_a_wrecked_build_on_a_sampled_turn_is_a_build_failure_that_pays_its_regressions(imports_at_top):
+def test_a_wrecked_build_on_a_sampled_turn_is_a_build_failure_that_pays_its_regressions(imports_at_top, backend):
     """With part of the earlier tests chosen, modules that fail to import must not end the
     run (pytest's exit 4 on a missing chosen test): the turn is ``build``, never tampering,
     and every earlier test drawn that passed before counts as newly broken."""
-    env = StaminaEnv(EnvConfig(id="Counting-v0", task=str(imports_at_top), regression={"sample": 2, "full_every": 10}))
+    env = StaminaEnv(EnvConfig(id="Counting-v0", task=str(imports_at_top), regression={"sample": 2, "full_every": 10},
+                               sandbox={"kind": backend}))  # fmt: skip
     env.reset(seed=1)
     try:
         for k in (1, 2, 3):
