@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import re
-import shutil
 import string
 import tempfile
 import time
@@ -18,6 +17,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from stamina_gym import safetree
 from stamina_gym.config import EnvConfig, load_env_config
 from stamina_gym.errors import SandboxError, ToolError
 from stamina_gym.grading.cache import GradingCache
@@ -391,9 +391,8 @@ class StaminaEnv(gym.Env[dict, str]):
     def _watch_changes(self, tool: Tool) -> None:
         """Tell the dialogue when the code first differs from the turn's start."""
         if tool.changes_files and self._dialogue.watching:
-            self._workspace.git("add", "-A")
-            names = self._workspace.git("diff", "--cached", "--name-only", "--no-renames", self._turn_start).stdout.split("\n")
-            if any(name and not _NOT_CODE.search(name) for name in names):
+            names = self._workspace.changed_paths(self._turn_start)
+            if any(not _NOT_CODE.search(name) for name in names):
                 self._dialogue.note_change()
 
     # -- observations -------------------------------------------------------------------
@@ -413,16 +412,29 @@ class StaminaEnv(gym.Env[dict, str]):
         }
 
     def _repo_view(self) -> str:
+        """The ``repo`` observation. Past a cap of the work tree (``Workspace.listing``) it
+        begins with ``error:`` naming the cap; named pipes and other special files are
+        never opened; the full text stops once it fills the observation."""
         mode = self.config.observation.repo
         if mode == "tree":
             return list_files(self._tools)
-        if mode == "diff":
-            return self._workspace.diff(self._turn_start)
         workspace = self._workspace
-        parts = []
-        for path in workspace.files():
-            if not path.is_symlink():
-                parts.append(f"=== {workspace.relative(path)} ===\n{path.read_bytes().decode('utf-8', 'replace')}")
+        if mode == "diff":
+            over = workspace.stage()
+            diff = workspace.diff(self._turn_start, stage=False, limit=self.config.observation.max_chars - 256)
+            return f"error: {over} (the diff stops there)\n{diff}" if over else diff
+        listing, budget = workspace.listing(), self.config.observation.max_chars
+        parts = [f"error: {listing.over} (the text stops there)"] if listing.over else []
+        for entry in listing.entries:
+            if budget <= 0:
+                break
+            if entry.kind == "file":
+                try:
+                    text = safetree.read_bytes(entry.path, limit=budget).decode("utf-8", "replace")
+                except OSError as exc:
+                    text = f"(not read: {exc.strerror})"
+                parts.append(f"=== {entry.rel} ===\n{text}")
+                budget -= len(parts[-1])
         return "\n".join(parts)
 
     def render(self) -> str | None:
@@ -435,7 +447,7 @@ class StaminaEnv(gym.Env[dict, str]):
     def _ensure_workspace(self) -> Workspace:
         if self._workspace is None:
             self._root = Path(tempfile.mkdtemp(prefix="stamina-gym-"))
-            self._finalizer = weakref.finalize(self, shutil.rmtree, self._root, ignore_errors=True)
+            self._finalizer = weakref.finalize(self, safetree.rmtree, self._root)
             sandbox_cls = SANDBOXES.load(self.config.sandbox.kind)
             hidden = [self._root, self.task.root, *([self._cache.root] if self._cache else [])]
             self._sandbox = sandbox_cls(self.config.sandbox, hidden=hidden)

@@ -3,18 +3,25 @@
 Each tool returns the text the agent sees next, or raises ``ToolError`` whose message the
 agent sees instead. File tools run in the env's process on paths ``Workspace.resolve``
 has checked; anything that executes agent-controlled code or patterns (``run``,
-``run_tests``, ``search``) runs in the sandbox.
+``run_tests``, ``search``) runs in the sandbox. File tools open regular files only
+(``stamina_gym.safetree``): a named pipe, socket or device is listed, never read or
+written, and an OS error on a path becomes a ``ToolError``.
 """
 
 from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
+from stamina_gym import safetree
 from stamina_gym.errors import ToolError
 from stamina_gym.sandbox import REPO_MOUNT, Mount, RunResult, Sandbox
 from stamina_gym.workspace import Workspace
@@ -56,34 +63,80 @@ class Tool:
     changes_files: bool = False
 
 
+_SPECIAL_NAMES = {"fifo": "named pipe", "socket": "socket", "device": "device"}
+_NEEDS_QUOTES = re.compile(r'[\x00-\x1f\x7f"\\\udc80-\udcff]')
+
+
+def _shown(rel: str) -> str:
+    """A path as one unambiguous line: quoted with C escapes, as git shows it, when it
+    holds a control character, a quote, a backslash or a byte that is not UTF-8."""
+    if not _NEEDS_QUOTES.search(rel):
+        return rel
+    escapes = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t"}
+
+    def escape(match: re.Match) -> str:
+        char = match.group()
+        if char in escapes:
+            return escapes[char]
+        code = ord(char)
+        return f"\\x{code - 0xDC00 if code >= 0xDC80 else code:02x}"
+
+    return '"' + _NEEDS_QUOTES.sub(escape, rel) + '"'
+
+
+def _os_errors_as_tool_errors(fn: Callable[..., str]) -> Callable[..., str]:
+    """An OSError on a path the agent named (a loop, a pipe, a folder where a file was
+    expected) is the agent's to see, not a crash."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx: ToolContext, *args: Any, **kwargs: Any) -> str:
+        try:
+            return fn(ctx, *args, **kwargs)
+        except OSError as exc:
+            where = exc.filename
+            if isinstance(where, str) and where.startswith(str(ctx.workspace.path)):
+                where = ctx.workspace.relative(Path(where)) or "."
+            raise ToolError(f"{where}: {exc.strerror or exc}" if where else str(exc)) from None
+
+    return wrapper
+
+
 def _text_of(ctx: ToolContext, name: str) -> str:
     path = ctx.workspace.resolve(name)
-    if not path.is_file():
-        raise ToolError(f"{name}: no such file")
-    if path.stat().st_size > _MAX_READ_FILE_BYTES:
+    try:
+        info = path.stat()
+    except OSError:
+        raise ToolError(f"{name}: no such file") from None
+    if not stat.S_ISREG(info.st_mode):
+        what = "a directory" if stat.S_ISDIR(info.st_mode) else f"a {_SPECIAL_NAMES[safetree.kind_of(info.st_mode)]}"
+        raise ToolError(f"{name}: not a regular file ({what}); nothing was read")
+    if info.st_size > _MAX_READ_FILE_BYTES:
         raise ToolError(f"{name}: larger than {_MAX_READ_FILE_BYTES} bytes; read it with run (head, sed)")
-    return path.read_bytes().decode("utf-8", "replace")
+    return safetree.read_bytes(path, follow_symlinks=True, limit=_MAX_READ_FILE_BYTES).decode("utf-8", "replace")
 
 
+@_os_errors_as_tool_errors
 def list_files(ctx: ToolContext, path: str = ".") -> str:
     top = ctx.workspace.resolve(path)
     if not top.is_dir():
         raise ToolError(f"{path}: not a directory")
-    lines = []
-    for file in ctx.workspace.files(top):
-        rel = ctx.workspace.relative(file)
-        lines.append(f"{rel} -> symlink" if file.is_symlink() else f"{rel} ({_line_count(file)} lines)")
+    listing = ctx.workspace.listing(top, special=True)
+    lines = [f"error: {listing.over} (the list stops there)"] if listing.over else []
+    prefix = "" if top == ctx.workspace.path else ctx.workspace.relative(top) + "/"
+    for entry in listing.entries:
+        rel, kind = _shown(prefix + entry.rel), entry.kind
+        if kind == "symlink":
+            lines.append(f"{rel} -> symlink")
+        elif kind in safetree.SPECIAL:
+            lines.append(f"{rel} ({_SPECIAL_NAMES[kind]}, not read)")
+        elif kind == "file" and entry.stat.st_size > _MAX_READ_FILE_BYTES:
+            lines.append(f"{rel} ({entry.stat.st_size} bytes)")
+        elif kind == "file":
+            lines.append(f"{rel} ({ctx.workspace.line_count(entry)} lines)")
     return "\n".join(lines) or "(no files)"
 
 
-def _line_count(path) -> int:
-    try:
-        with open(path, "rb") as handle:
-            return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(65536), b""))
-    except OSError:
-        return 0
-
-
+@_os_errors_as_tool_errors
 def read_file(ctx: ToolContext, path: str, start: int = 1, end: int | None = None) -> str:
     lines = _text_of(ctx, path).splitlines()
     if start < 1 or (end is not None and end < start):
@@ -94,37 +147,60 @@ def read_file(ctx: ToolContext, path: str, start: int = 1, end: int | None = Non
     return f"{path}: lines {start}-{start + len(chosen) - 1} of {len(lines)}\n{body}"
 
 
+@_os_errors_as_tool_errors
 def write_file(ctx: ToolContext, path: str, content: str) -> str:
     target = ctx.workspace.resolve(path)
     if target.is_dir():
         raise ToolError(f"{path}: is a directory")
+    if target.exists() and not target.is_file():
+        raise ToolError(f"{path}: not a regular file; delete it first to write a file there")
     created = [p for p in reversed(target.parents) if not p.exists()]
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(content, encoding="utf-8")
+    # O_NONBLOCK: should a pipe appear there after all, the open fails instead of waiting.
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+    with os.fdopen(fd, "wb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ToolError(f"{path}: not a regular file")
+        handle.write(content.encode("utf-8", "replace"))  # a lone surrogate from JSON becomes "?"
     for made in [*created, target]:
         ctx.sandbox.prepare(made)
     return f"wrote {path} ({len(content.splitlines())} lines)"
 
 
+@_os_errors_as_tool_errors
 def delete_file(ctx: ToolContext, path: str) -> str:
     target = ctx.workspace.resolve(path)
     if target == ctx.workspace.path:
         raise ToolError("refusing to delete the repository root")
-    if not target.is_file() and not target.is_symlink():
+    try:
+        info = target.lstat()
+    except OSError:
+        info = None
+    if info is None or stat.S_ISDIR(info.st_mode):
         raise ToolError(f"{path}: no such file (delete_file removes files, not folders)")
     target.unlink()
     return f"deleted {path}"
 
 
+@_os_errors_as_tool_errors
 def apply_patch(ctx: ToolContext, patch: str) -> str:
+    root = ctx.workspace.path
+    before = {name: [p for p in reversed(root.joinpath(name).parents) if root in p.parents and not p.exists()]
+              for name in ctx.workspace.patch_paths(patch)}  # fmt: skip
     touched = ctx.workspace.apply_patch(patch)
-    ctx.sandbox.prepare(ctx.workspace.path)
+    # Only what the patch made is handed to the sandbox's user: a walk of the whole tree
+    # would meet whatever else the agent built there.
+    for made in sorted({p for name in touched for p in [*before.get(name, []), root.joinpath(name)]}):
+        if made.exists() or made.is_symlink():
+            ctx.sandbox.prepare(made)
     return "applied patch to " + ", ".join(touched)
 
 
 def search(ctx: ToolContext, pattern: str, path: str = ".") -> str:
     ctx.workspace.resolve(path)
-    argv = ["grep", "-rnIP", "--exclude-dir=__pycache__", "--exclude-dir=.git", "-m", str(_MAX_MATCHES), "--", pattern, path]
+    # -D skip: a named pipe, socket or device is never read, even when named as ``path``.
+    argv = ["grep", "-rnIP", "-D", "skip", "--exclude-dir=__pycache__", "--exclude-dir=.git", "-m", str(_MAX_MATCHES),
+            "--", pattern, path]  # fmt: skip
     result = ctx.sandbox.run(argv, mounts=ctx.mounts(), timeout=20)
     if result.exit_code == 1 and not result.output:
         return "no matches"
@@ -138,14 +214,14 @@ def find_references(ctx: ToolContext, symbol: str) -> str:
     if not symbol.isidentifier():
         raise ToolError(f"{symbol!r} is not a Python identifier")
     hits = []
-    for file in ctx.workspace.files():
-        if file.suffix != ".py" or file.is_symlink() or file.stat().st_size > _MAX_READ_FILE_BYTES:
+    for entry in ctx.workspace.listing().entries:
+        if entry.kind != "file" or not entry.rel.endswith(".py") or entry.stat.st_size > _MAX_READ_FILE_BYTES:
             continue
-        rel = ctx.workspace.relative(file)
         try:
-            tree = ast.parse(file.read_bytes(), filename=rel)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = ast.parse(safetree.read_bytes(entry.path), filename=entry.rel)
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             continue
+        rel = _shown(entry.rel)
         hits += [f"{rel}:{line}: {kind}" for line, kind in _symbol_uses(tree, symbol)]
     return "\n".join(hits[:_MAX_MATCHES]) or f"no references to {symbol}"
 

@@ -65,7 +65,7 @@ def test_radon_complexity_of_known_functions():
 
 def test_bandit_finds_shell_injection_despite_nosec(tmp_path):
     path = write(tmp_path, {"hole.py": SHELL_HOLE}) / "hole.py"
-    findings = bandit_findings([path])[path]
+    findings = bandit_findings(path)
     assert [(f[1], f[2], f[3]) for f in findings if f[1] == "B602"] == [("B602", "high", "high")]
 
 
@@ -73,7 +73,7 @@ def test_pylint_messages_survive_disable_comments(tmp_path):
     source = b"def f():\n    return missing_name  # pylint: disable=undefined-variable\n"
     path = tmp_path / "m.py"
     path.write_bytes(neutralise_suppressions(source))
-    messages = pylint_messages([path], stale={path})[path]
+    messages = pylint_messages(path)
     assert (2, "undefined-variable", "error") in messages
 
 

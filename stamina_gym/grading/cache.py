@@ -36,6 +36,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable
 
+from stamina_gym import safetree
+from stamina_gym.errors import TreeTooLarge
 from stamina_gym.grading.grade import Canaries
 from stamina_gym.grading.report import Outcome
 from stamina_gym.sandbox import RunResult
@@ -138,7 +140,7 @@ class GradingCache:
             scratch: Path, timeout: float, params: dict | None = None, workers: int | None = None,
             only: Collection[str] | None = None) -> "HiddenRun":
         """``grade(...)`` (``run_hidden_tests`` without a cache) unless a run is stored."""
-        from stamina_gym.grading.runner import _ignore
+        from stamina_gym.grading.runner import COPY_MAX_BYTES, COPY_MAX_FILES, _ignore
 
         folders = [(turn.id, turn.dir / "tests") for turn in turns]
         if task.support_dir:
@@ -146,7 +148,12 @@ class GradingCache:
         tests = tests_digest(folders) + json.dumps(params or {}, sort_keys=True)  # the tests as rendered
         if only is not None:  # and the ones chosen to run
             tests += json.dumps(sorted(only))
-        key = self.key(tree_digest(source, _ignore), tests, grader_identity(sandbox.isolation, timeout))
+        try:
+            source_digest = safetree.tree_digest(source, _ignore, max_files=COPY_MAX_FILES, max_bytes=COPY_MAX_BYTES)
+        except TreeTooLarge:  # not graded, so nothing to store
+            return grade(source=source, task=task, turns=turns, sandbox=sandbox, scratch=scratch, timeout=timeout,
+                         params=params, workers=workers, only=only)  # fmt: skip
+        key = self.key(source_digest, tests, grader_identity(sandbox.isolation, timeout))
         hit = self.get(key)
         if hit is not None:
             return hit

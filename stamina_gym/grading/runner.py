@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection, Mapping, Sequence
 
-from stamina_gym.errors import SandboxError
+from stamina_gym import safetree
+from stamina_gym.errors import SandboxError, TreeTooLarge
 from stamina_gym.grading import canaries as canary_plan
 from stamina_gym.grading.grade import Canaries
 from stamina_gym.grading.harness import MARKER
@@ -35,6 +36,7 @@ from stamina_gym.grading.report import Outcome
 from stamina_gym.sandbox import REPO_MOUNT, Mount, RunResult, Sandbox
 from stamina_gym.sandbox.service import LineService
 from stamina_gym.task import Task, Turn
+from stamina_gym.workspace import MAX_BYTES, MAX_FILES
 
 if TYPE_CHECKING:
     from stamina_gym.grading.cache import GradingCache
@@ -67,10 +69,22 @@ def _ignore(directory: str, names: list[str]) -> set[str]:
     return {n for n in names if n in STEERING_FILES or n in _CACHE_DIRS or n.endswith(".pth")}
 
 
+#: Caps of the grading copy: the work tree's own (``stamina_gym.workspace``).
+COPY_MAX_FILES = MAX_FILES
+COPY_MAX_BYTES = MAX_BYTES
+
+
 def copy_source(src: Path, dst: Path) -> None:
-    """Copy the work tree without steering files; symlinks are copied as links, so they
-    resolve inside the sandbox's own view, never on the host."""
-    shutil.copytree(src, dst, symlinks=True, ignore=_ignore, dirs_exist_ok=True)
+    """Copy the work tree without steering files into ``dst`` (which may exist, empty);
+    symlinks are copied as links, so they resolve inside the sandbox's own view, never on
+    the host; named pipes, sockets and devices are left out; sparse files count at their
+    full size against the caps (``TreeTooLarge``)."""
+    dst.mkdir(parents=True, exist_ok=True)
+    fresh = dst / f".copy-{secrets.token_hex(4)}"
+    safetree.copy_tree(src, fresh, _ignore, max_files=COPY_MAX_FILES, max_bytes=COPY_MAX_BYTES)
+    for entry in os.listdir(fresh):
+        os.rename(fresh / entry, dst / entry)
+    os.rmdir(fresh)
 
 
 def pytest_args(shard: int, files: Sequence[str]) -> list[str]:
@@ -175,12 +189,19 @@ def run_hidden_tests(
     chosen = {turn.id: _chosen(turn, wanted) for turn in turns}
     turns = [turn for turn in turns if chosen[turn.id] != []]
     shards = shard_turns(turns, workers, lambda t: len(t.test_ids) if chosen[t.id] is None else len(chosen[t.id]))
-    warm = _warm_runner(sandbox, scratch)
+    try:
+        warm = _warm_runner(sandbox, scratch)
+    except SandboxError as exc:  # before any graded code ran: the sample is void
+        return HiddenRun(None, None, Canaries({}), str(exc))
     stage = warm.root if warm else scratch / f"grade-{secrets.token_hex(4)}"
     try:
         if warm:
             _empty(stage)
-        copy_source(source, stage / "src")
+        try:
+            copy_source(source, stage / "src")
+        except TreeTooLarge as exc:  # the agent's tree: its fault, a resource failure
+            message = f"[stamina-gym: the work tree was not graded: {exc}]"
+            return HiddenRun(RunResult(1, message, len(message), limit="file_size"), None, Canaries({}), str(exc))
         grade_dir = stage / "grade"
         texts = _staged_tests(task, turns, params)
         planned = _plan_canaries(task, shards, texts, params)
@@ -218,7 +239,7 @@ def run_hidden_tests(
         if warm:
             _empty(stage)
         else:
-            shutil.rmtree(stage, ignore_errors=True)
+            safetree.rmtree(stage)
 
 
 _HARNESS_ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
@@ -268,7 +289,7 @@ def _empty(stage: Path) -> None:
             if entry.path == str(stage / "grade" / "harness.py"):
                 continue
             if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)
+                safetree.rmtree(entry.path)
             else:
                 os.unlink(entry.path)
 

@@ -17,6 +17,14 @@ Component scores (``QualityConfig.weights`` weighs them):
 
 Test files (``QualityConfig.exclude``) are left out: the quality of the product is measured.
 
+Every other file the interpreter could run counts. One that cannot be measured counts as
+the worst possible file, which would take each component to 0, so the whole score is 0:
+a ``.py`` file that cannot be decoded or parsed, that an analyser fails on or that runs
+past its time budget (``QualityConfig.analysis_budget_s``), one too large or past the
+file count, one reached through a symbolic link (or a linked folder), and a compiled
+module (``.pyc``, extension) that Python would import. The grade names each with why
+(``worst["unreadable"]``): hiding code from the meter never pays.
+
 The reward pays ``reward.quality`` times the change of the weighted score over the turn.
 """
 
@@ -28,9 +36,10 @@ import os
 import shutil
 import threading
 from collections import Counter, OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from importlib.machinery import BYTECODE_SUFFIXES, EXTENSION_SUFFIXES
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Iterator, Mapping
 
 from stamina_gym.quality import analyzers
 from stamina_gym.quality.analyzers import PYLINT_CATEGORIES, SEVERITIES, FileQuality
@@ -39,7 +48,12 @@ from stamina_gym.quality.rules import matches
 COMPONENTS = ("lint", "complexity", "maintainability", "security")
 _SEVERITY_WEIGHT = {"high": 1.0, "medium": 0.5, "low": 0.1}
 _CONFIDENCE_WEIGHT = {"high": 1.0, "medium": 0.5, "low": 0.2}
-_SKIP_DIRS = {".git", "__pycache__", ".pytest_cache", ".venv", "venv", "node_modules"}
+#: Folders never read: the interpreter imports nothing from them by name and the grading
+#: copy leaves the caches out. A virtual environment (a folder holding ``pyvenv.cfg``) is
+#: skipped too, whatever its name.
+_SKIP_DIRS = {".git", "__pycache__", ".pytest_cache", ".venv"}
+#: Files the interpreter imports: source, and modules it runs without source.
+PYTHON_SUFFIXES = (".py", *BYTECODE_SUFFIXES, *EXTENSION_SUFFIXES)
 
 
 def cc_rank(cc: int) -> str:
@@ -111,6 +125,15 @@ class Snapshot:
     lint_carried: float | None = None
     """pylint's note (0-10) carried from the last state it ran on, when it did not run here."""
 
+    @property
+    def unreadable(self) -> dict[str, str]:
+        """The files counted as the worst possible file, with why."""
+        out = {path: fq.error for path, fq in self.files.items() if fq.error}
+        for entry in self.skipped:
+            path, _, why = entry.partition(": ")
+            out[path] = why
+        return out
+
     def metrics(self) -> dict:
         """Absolute values over the whole tree (all numbers, for curves and tables)."""
         cc = [c for fq in self.files.values() for (_, _, c) in fq.functions]
@@ -127,14 +150,16 @@ class Snapshot:
             "mi_mean": round(self._mi_mean(), 3),
             "mi_min": round(min((fq.mi for fq in self.files.values() if fq.sloc), default=100.0), 3),
             "statements": sum(fq.statements for fq in self.files.values()),
-            "pylint_score": round(self._pylint_note(), 3),
+            "pylint_score": round(self.lint_note(), 3),
             "pylint_messages": {cat: counts.get(cat, 0) for cat in PYLINT_CATEGORIES},
             "bandit": {sev: bandit.get(sev, 0) for sev in SEVERITIES},
-            "unreadable": sum(bool(fq.error) for fq in self.files.values()),
+            "unreadable": len(self.unreadable),
         }
         return out
 
     def components(self) -> dict[str, float]:
+        if self.unreadable:
+            return dict.fromkeys(COMPONENTS, 0.0)
         cc = [c for fq in self.files.values() for (_, _, c) in fq.functions]
         risk = sum(
             _SEVERITY_WEIGHT.get(sev, 1.0) * _CONFIDENCE_WEIGHT.get(conf, 1.0)
@@ -142,7 +167,7 @@ class Snapshot:
             for (_, _, sev, conf, _) in fq.bandit
         )
         return {
-            "lint": round(self._pylint_note() / 10, 4),
+            "lint": round(self.lint_note() / 10, 4),
             "complexity": round(1 - (sum(min(1.0, max(0, c - 5) / 10) for c in cc) / len(cc) if cc else 0.0), 4),
             "maintainability": round(self._mi_mean() / 100, 4),
             "security": round(1 / (1 + risk), 4),
@@ -169,7 +194,7 @@ class Snapshot:
                 for p, fq in sorted(self.files.items())
                 for (line, test, sev, conf, text) in fq.bandit
             ][: 2 * limit],
-            "unreadable": {p: fq.error for p, fq in self.files.items() if fq.error},
+            "unreadable": self.unreadable,
         }
 
     def _mi_mean(self) -> float:
@@ -177,7 +202,8 @@ class Snapshot:
         total = sum(w for _, w in weighted)
         return sum(mi * w for mi, w in weighted) / total if total else 100.0
 
-    def _pylint_note(self) -> float:
+    def lint_note(self) -> float:
+        """pylint's note (0-10) over the files analysed, or the one carried."""
         if self.lint_carried is not None:
             return self.lint_carried
         counts = Counter(cat for fq in self.files.values() for (_, _, cat) in fq.pylint)
@@ -188,27 +214,75 @@ class Snapshot:
         return max(0.0, min(10.0, 10 - 10 * bad / statements))
 
 
-def read_tree(tree: Path, max_bytes: int, max_files: int, suffix: str = "") -> tuple[dict[str, bytes], list[str]]:
+def _walk(tree: Path, onerror: Callable[[OSError], None]) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``os.walk`` top-down without following links, with an explicit stack: a tree nested
+    thousands deep meets no recursion limit (``os.walk`` recurses before Python 3.12)."""
+    stack = [str(tree)]
+    while stack:
+        root = stack.pop()
+        try:
+            with os.scandir(root) as listing:
+                entries = list(listing)
+        except OSError as error:
+            onerror(error)
+            continue
+        dirs = [e.name for e in entries if _is_folder(e)]
+        names = [e.name for e in entries if not _is_folder(e)]
+        yield root, dirs, names
+        stack += [os.path.join(root, name) for name in reversed(dirs)]
+
+
+def _is_folder(entry: os.DirEntry) -> bool:
+    """A folder, or a link to one (listed among folders, as ``os.walk`` does; the caller
+    never descends into links). A link loop or a dangling link is not a folder."""
+    if entry.is_dir(follow_symlinks=False):
+        return True
+    try:
+        return entry.is_symlink() and entry.is_dir(follow_symlinks=True)
+    except OSError:
+        return False
+
+
+def read_tree(
+    tree: Path, max_bytes: int, max_files: int, suffix: str | tuple[str, ...] = ""
+) -> tuple[dict[str, bytes], list[str]]:
     """Relative path -> content of the tree's regular files (ending in ``suffix``), and
-    what was skipped with the reason: symlinks (never followed: they could point at
-    anything on the host), files over ``max_bytes``, files past ``max_files``."""
+    what was skipped as ``"path: reason"``: symlinks (never followed: they could point at
+    anything on the host; a linked folder's path ends in ``/``), files over ``max_bytes``,
+    files past ``max_files``, files and folders the env may not read."""
     found: dict[str, bytes] = {}
     skipped = []
-    for root, dirs, names in os.walk(tree):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not Path(root, d).is_symlink())
+
+    def unlisted(error: OSError) -> None:
+        skipped.append(f"{Path(error.filename).relative_to(tree).as_posix()}/: cannot be listed ({error.strerror})")
+
+    for root, dirs, names in _walk(tree, unlisted):
+        kept = []
+        for name in sorted(dirs):
+            path = Path(root, name)
+            if name in _SKIP_DIRS:
+                continue
+            if path.is_symlink():
+                skipped.append(f"{path.relative_to(tree).as_posix()}/: a link to a folder, not followed")
+            elif not (path / "pyvenv.cfg").is_file():
+                kept.append(name)
+        dirs[:] = kept
         for name in sorted(names):
             if not name.endswith(suffix):
                 continue
             path = Path(root, name)
             rel = path.relative_to(tree).as_posix()
-            if path.is_symlink() or not path.is_file():
-                skipped.append(f"{rel}: not a regular file")
-            elif path.stat().st_size > max_bytes:
-                skipped.append(f"{rel}: larger than {max_bytes // 1024} KiB")
-            elif len(found) >= max_files:
-                skipped.append(f"{rel}: more than {max_files} files")
-            else:
-                found[rel] = path.read_bytes()
+            try:
+                if path.is_symlink() or not path.is_file():
+                    skipped.append(f"{rel}: not a regular file")
+                elif path.stat().st_size > max_bytes:
+                    skipped.append(f"{rel}: larger than {max_bytes // 1024} KiB")
+                elif len(found) >= max_files:
+                    skipped.append(f"{rel}: more than {max_files} files")
+                else:
+                    found[rel] = path.read_bytes()
+            except OSError as exc:
+                skipped.append(f"{rel}: cannot be read ({exc.strerror})")
     return found, skipped
 
 
@@ -228,11 +302,17 @@ class QualityMeter:
         max_file_kb: int = 256,
         max_files: int = 2000,
         exclude: tuple[str, ...] = (),
+        budget_s: float = 10.0,
+        worker: analyzers.AnalysisWorker | None = None,
     ):
         self.stage = scratch / "quality-stage"
         """Holds a copy of the tree's Python files only, kept between measurements."""
         self._staged: dict[str, bytes] = {}
+        self._stale: set[Path] = set()
         self.exclude = exclude
+        self.budget_s = budget_s
+        """Seconds the analysers may spend on one file."""
+        self.worker = worker or analyzers.WORKER
         self.cache = cache or SHARED_CACHE
         self.max_bytes = max_file_kb * 1024
         self.max_files = max_files
@@ -240,87 +320,86 @@ class QualityMeter:
         """Files handed to each analyser by this meter (the cache's effect, counted)."""
 
     def measure(self, tree: Path, *, pylint: bool = True) -> Snapshot:
-        """The quality of the ``.py`` files under ``tree``."""
-        sources, skipped = read_tree(tree, self.max_bytes, self.max_files, suffix=".py")
+        """The quality of the Python files under ``tree``."""
+        sources, skipped = read_tree(tree, self.max_bytes, self.max_files, suffix=PYTHON_SUFFIXES)
         return self.measure_files(sources, skipped, pylint=pylint)
 
     def measure_files(self, files: Mapping[str, bytes], skipped: list[str], *, pylint: bool = True) -> Snapshot:
         """The quality of ``files`` (repository path -> content, as ``read_tree`` gives them;
-        only ``.py`` files outside ``exclude`` count)."""
+        only Python files outside ``exclude`` count). ``skipped`` (``read_tree``'s) names
+        files that could not be read: those that count are the worst possible file."""
         sources = {rel: data for rel, data in files.items() if rel.endswith(".py") and not matches(rel, self.exclude)}
-        skipped = [reason for reason in skipped if reason.split(":")[0].endswith(".py")]
+        unread = [entry for entry in skipped if self._counts(entry.partition(": ")[0])]
+        unread += [
+            f"{rel}: a compiled module: Python imports it, the analysers cannot read it"
+            for rel in files
+            if rel.endswith(PYTHON_SUFFIXES) and not rel.endswith(".py") and self._counts(rel)
+        ]
         results: dict[str, FileQuality] = {}
         keys = {}
-        need_basic, need_pylint = [], []
+        todo: dict[str, tuple[bool, bool]] = {}  # file -> (radon and bandit, pylint) to run
         for rel, data in sources.items():
-            data = analyzers.neutralise_suppressions(data)
-            sources[rel] = data
             keys[rel] = key = self.cache.key(data)
             cached = self.cache.get(key)
             if cached is None:
                 self.cache.misses += 1
-                need_basic.append(rel)
-                if pylint:
-                    need_pylint.append(rel)
+                todo[rel] = (True, pylint)
             else:
                 self.cache.hits += 1
                 results[rel] = cached
                 if pylint and not cached.pylint_measured and not cached.error:
-                    need_pylint.append(rel)
-        if need_basic or need_pylint:
-            self._analyse(sources, results, need_basic, need_pylint)
-            for rel in {*need_basic, *need_pylint}:
-                self.cache.put(keys[rel], results[rel])
-        return Snapshot(dict(sorted(results.items())), skipped, pylint_measured=pylint)
+                    todo[rel] = (False, True)
+        if todo:
+            self._analyse(sources, results, todo)
+            for rel in todo:
+                if not results[rel].transient:
+                    self.cache.put(keys[rel], results[rel])
+        return Snapshot(dict(sorted(results.items())), sorted(unread), pylint_measured=pylint)
 
-    def _sync_stage(self, sources: dict[str, bytes]) -> set[Path]:
-        """Make the staging folder hold exactly ``sources``; returns the files that changed
-        or went away (their parsed modules are stale)."""
+    def _counts(self, rel: str) -> bool:
+        """A path of ``read_tree`` the interpreter may run (linked folders end in ``/``)."""
+        return (rel.endswith("/") or rel.endswith(PYTHON_SUFFIXES)) and not matches(rel.rstrip("/"), self.exclude)
+
+    def _sync_stage(self, sources: Mapping[str, bytes]) -> None:
+        """Make the staging folder hold exactly ``sources``, pragmas neutralised; the files
+        that changed or went away join ``_stale`` (their parsed modules are stale)."""
         stage = self.stage
-        stale = set()
         for rel in list(self._staged):
             if rel not in sources:
                 (stage / rel).unlink(missing_ok=True)
-                stale.add(stage / rel)
+                self._stale.add(stage / rel)
                 del self._staged[rel]
         for rel, data in sources.items():
             if self._staged.get(rel) != data:
+                try:
+                    staged = analyzers.neutralise_suppressions(data)
+                except analyzers.DECODE_ERRORS:
+                    staged = data  # the worker finds it undecodable and says so
                 (stage / rel).parent.mkdir(parents=True, exist_ok=True)
-                (stage / rel).write_bytes(data)
-                stale.add(stage / rel)
+                (stage / rel).write_bytes(staged)
+                self._stale.add(stage / rel)
                 self._staged[rel] = data
-        return stale
 
-    def _analyse(self, sources: dict[str, bytes], results: dict[str, FileQuality], basic: list[str], lint: list[str]) -> None:
+    def _analyse(self, sources: Mapping[str, bytes], results: dict[str, FileQuality], todo: dict[str, tuple[bool, bool]]) -> None:
         stage = self.stage
         try:
-            stale = self._sync_stage(sources)
+            self._sync_stage(sources)
         except OSError:
             shutil.rmtree(stage, ignore_errors=True)
             self._staged.clear()
             raise
-        for rel in basic:
-            results[rel] = self._basic(sources[rel])
-        self.analysed["radon"] += len(basic)
-        readable = [rel for rel in basic if not results[rel].error]
-        self.analysed["bandit"] += len(readable)
-        for path, findings in analyzers.bandit_findings(stage / rel for rel in readable).items():
-            results[path.relative_to(stage).as_posix()].bandit = findings
-        lint = [rel for rel in lint if not results[rel].error]
-        self.analysed["pylint"] += len(lint)
-        for path, messages in analyzers.pylint_messages([stage / rel for rel in lint], stale).items():
-            fq = results[path.relative_to(stage).as_posix()]
-            fq.pylint, fq.pylint_measured = messages, True
-
-    @staticmethod
-    def _basic(data: bytes) -> FileQuality:
-        try:
-            source = data.decode("utf-8")
-            sloc, functions, mi = analyzers.radon_metrics(source)
-            statements = analyzers.statement_count(source)
-        except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-            return FileQuality(error=f"{type(exc).__name__}: {exc}"[:300])
-        return FileQuality(sloc=sloc, functions=functions, mi=mi, statements=statements)
+        for rel, (basic, lint) in todo.items():
+            self.analysed.update(name for name, used in (("radon", basic), ("bandit", basic), ("pylint", lint)) if used)
+            found = self.worker.analyse(
+                stage / rel, stage, basic=basic, lint=lint, budget=self.budget_s, forget=self._stale
+            )
+            self._stale = set()
+            if not basic:  # pylint only, for a file whose other results came from the cache
+                found = replace(
+                    results[rel], pylint=found.pylint, pylint_measured=found.pylint_measured,
+                    error=found.error, transient=found.transient,
+                )  # fmt: skip
+            results[rel] = found
 
 
 def quality_report(

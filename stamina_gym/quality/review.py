@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Mapping
 
 from stamina_gym.config import QualityConfig, RewardConfig
+from stamina_gym.quality.analyzers import DECODE_ERRORS, decode_python
 from stamina_gym.quality.measure import AnalysisCache, QualityMeter, Snapshot, quality_report, read_tree
 from stamina_gym.quality.rules import check_rules, matches
 from stamina_gym.task import Task, Turn
@@ -56,6 +57,22 @@ class Review:
         return "; ".join(parts)
 
 
+def as_text(path: str, data: bytes) -> str | None:
+    """A file's text as the rules and detectors read it: a ``.py`` file as the interpreter
+    decodes it (coding cookie, BOM), and when even the interpreter could not, as much of it
+    as UTF-8 gives (the meter counts it as the worst file); any other file as UTF-8, or
+    None."""
+    if path.endswith(".py"):
+        try:
+            return decode_python(data)[0]
+        except DECODE_ERRORS:
+            return data.decode("utf-8", "replace")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
 def memory_result(turn: Turn, statuses: Mapping[str, str]) -> dict:
     """Per probe: the fact, its turn, tests passed of total; accuracy over all probe tests."""
     probes, passed, total = [], 0, 0
@@ -80,7 +97,9 @@ class Reviewer:
         self.task, self.config, self.mode = task, config, mode
         if cache is None and config.cache_dir:
             cache = AnalysisCache(Path(config.cache_dir).expanduser())
-        self.meter = QualityMeter(scratch, cache, max_file_kb=config.max_file_kb, exclude=config.exclude)
+        self.meter = QualityMeter(
+            scratch, cache, max_file_kb=config.max_file_kb, exclude=config.exclude, budget_s=config.analysis_budget_s
+        )
         self._before: Snapshot | None = None
         self._submits = 0
 
@@ -99,12 +118,7 @@ class Reviewer:
         (:meth:`Review.with_memory`)."""
         self._submits += 1
         files, skipped = read_tree(tree, self.config.max_file_kb * 1024, self.meter.max_files)
-        decoded = {}
-        for rel, data in files.items():
-            try:
-                decoded[rel] = data.decode("utf-8")
-            except UnicodeDecodeError:
-                continue
+        decoded = {rel: text for rel, data in files.items() if (text := as_text(rel, data)) is not None}
         in_force, violations = check_rules(self.task.meta.rules, decoded, turn.index)
         rules = {
             "in_force": in_force,
@@ -124,7 +138,7 @@ class Reviewer:
         run_pylint = last or self._submits % self.config.pylint_every == 0
         after = self.meter.measure_files(files, skipped, pylint=run_pylint)
         if not run_pylint:
-            after.lint_carried = self._before.components()["lint"] * 10
+            after.lint_carried = self._before.lint_note()
         report = quality_report(self._before, after, weights, changed)
         self._before = after
         return report

@@ -38,6 +38,9 @@ _SQL = re.compile(
     re.S,
 )
 _EXECUTE = {"execute", "executemany", "executescript"}
+#: Where the interpreter ends a line. ``str.splitlines`` also breaks at a form feed, which
+#: Python reads as mere whitespace: ``import\fpickle`` imports pickle.
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 class _Rule(BaseModel):
@@ -134,9 +137,16 @@ def matches(path: str, patterns: tuple[str, ...]) -> bool:
     return False
 
 
+def python_lines(text: str) -> list[str]:
+    """``text`` split into lines where the interpreter splits it."""
+    lines = _LINE_END.split(text)
+    return lines[:-1] if lines[-1] == "" else lines
+
+
 def check_rules(rules: tuple, files: Mapping[str, str], turn: int) -> tuple[list[str], list[Violation]]:
     """The ids of the rules in force at ``turn`` and their violations in ``files``
-    (repository path -> text)."""
+    (repository path -> text; a ``.py`` file's text decoded as the interpreter decodes it,
+    which ``stamina_gym.quality.review.as_text`` does)."""
     active = [rule for rule in rules if rule.from_turn <= turn and (rule.until_turn is None or turn <= rule.until_turn)]
     found: list[Violation] = []
     trees: dict[str, ast.Module | None] = {}
@@ -144,8 +154,8 @@ def check_rules(rules: tuple, files: Mapping[str, str], turn: int) -> tuple[list
     def tree(path: str) -> ast.Module | None:
         if path not in trees:
             try:
-                trees[path] = ast.parse(files[path])
-            except (SyntaxError, ValueError, RecursionError):
+                trees[path] = _parse(files[path])
+            except (SyntaxError, ValueError, RecursionError, MemoryError):  # the interpreter could not run it either
                 trees[path] = None
         return trees[path]
 
@@ -167,6 +177,16 @@ def check_rules(rules: tuple, files: Mapping[str, str], turn: int) -> tuple[list
     return [rule.id for rule in active], found
 
 
+def _parse(text: str) -> ast.Module:
+    """``ast.parse``, once more when it fails with the SystemError by which CPython 3.11
+    reports two threads building trees at once (here the rules and the grading thread
+    share its recursion count, python/cpython#106905): the text is not at fault."""
+    try:
+        return ast.parse(text)
+    except SystemError:
+        return ast.parse(text)
+
+
 #: Violations of one per-file rule in one file's text (by digest), kept between submits: a submit
 #: re-checks only the files it changed (the rules were a fifth of a submit's review).
 _PER_FILE: dict[tuple, tuple[Violation, ...]] = {}
@@ -177,7 +197,7 @@ def _forbid_regex(rule, files, tree):
     pattern = re.compile(rule.pattern)
     for path, text in files.items():
         if rule.applies(path):
-            for number, line in enumerate(text.splitlines(), start=1):
+            for number, line in enumerate(python_lines(text), start=1):
                 if pattern.search(line):
                     yield Violation(rule.id, path, number, f"{rule.description}: forbidden here")
 
@@ -248,8 +268,12 @@ def _interpolated(node: ast.AST) -> list[ast.AST] | None:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
         return list(node.right.elts) if isinstance(node.right, ast.Tuple) else [node.right]
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        parts = []
-        for side in (node.left, node.right):
+        parts, sides = [], [node.right, node.left]
+        while sides:  # a loop, not recursion: a chain of thousands of ``+`` is valid Python
+            side = sides.pop()
+            if isinstance(side, ast.BinOp) and isinstance(side.op, ast.Add):
+                sides += [side.right, side.left]
+                continue
             inner = _interpolated(side)
             parts += inner if inner is not None else [side]
         return parts

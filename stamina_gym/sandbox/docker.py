@@ -44,6 +44,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 from typing import Iterator, Mapping, Sequence
 
+from stamina_gym import safetree
 from stamina_gym.config import SandboxConfig
 from stamina_gym.errors import SandboxError
 from stamina_gym.sandbox import REPO_MOUNT, Mount, RunResult, command_environment
@@ -194,9 +195,8 @@ class DockerSandbox:
         if os.geteuid() != 0:
             return
         os.lchown(path, self.uid, self.uid)
-        for root, dirs, files in os.walk(path):
-            for name in (*dirs, *files):
-                os.lchown(os.path.join(root, name), self.uid, self.uid)
+        for entry in safetree.walk(path, special=True):
+            os.lchown(entry.path, self.uid, self.uid)
 
     def serve(
         self, argv: Sequence[str], *, mounts: Sequence[Mount], prefix: str, cwd: str = REPO_MOUNT,
@@ -562,29 +562,25 @@ def _skipped(rel: str, skip: Sequence[str]) -> bool:
 def _pack(source: Path, out, owner: int, *, writable: bool, skip: Sequence[str]) -> None:
     """Tar ``source`` with every entry owned by ``owner``. Read-only trees lose their write
     bits; set-id bits always go; links stay links; anything else is left out."""
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        rel_folder = os.path.relpath(folder, source)
+        return {n for n in names if _skipped(os.path.normpath(os.path.join(rel_folder, n)), skip)}
+
     with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for root, dirs, files in os.walk(source):
-            dirs.sort()
-            for name in sorted(dirs) + sorted(files):
-                path = Path(root, name)
-                rel = path.relative_to(source).as_posix()
-                if _skipped(rel, skip):
-                    if name in dirs:
-                        dirs.remove(name)
-                    continue
-                info = tar.gettarinfo(str(path), arcname=rel)
-                if not (info.isreg() or info.isdir() or info.issym()):
-                    continue
-                info.uid = info.gid = owner
-                info.uname = info.gname = ""
-                info.mode &= 0o755 if writable else 0o555
-                if info.isdir():
-                    info.mode |= 0o700 if writable else 0o500
-                if info.isreg():
-                    with open(path, "rb") as handle:
-                        tar.addfile(info, handle)
-                else:
-                    tar.addfile(info)
+        for entry in safetree.walk(source, ignore):  # iterative, links not followed, no special files
+            info = tar.gettarinfo(entry.path, arcname=entry.rel)
+            if not (info.isreg() or info.isdir() or info.issym()):
+                continue
+            info.uid = info.gid = owner
+            info.uname = info.gname = ""
+            info.mode &= 0o755 if writable else 0o555
+            if info.isdir():
+                info.mode |= 0o700 if writable else 0o500
+            if info.isreg():
+                with os.fdopen(safetree.open_regular(entry.path), "rb") as handle:
+                    tar.addfile(info, handle)
+            else:
+                tar.addfile(info)
 
 
 def _unpack(data, target: Path, *, skip: Sequence[str]) -> None:
@@ -627,14 +623,7 @@ def _clear(folder: Path, prefix: str, skip: Sequence[str]) -> None:
 
 
 def _tree_bytes(root: Path) -> int:
-    total = 0
-    for folder, _, files in os.walk(root):
-        for name in files:
-            try:
-                total += os.lstat(os.path.join(folder, name)).st_size
-            except OSError:
-                pass
-    return total
+    return sum(entry.stat.st_size for entry in safetree.walk(root) if entry.kind == "file")
 
 
 # -- ownership and cleanup ----------------------------------------------------------------

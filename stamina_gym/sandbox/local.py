@@ -34,6 +34,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from stamina_gym import safetree
 from stamina_gym.config import SandboxConfig
 from stamina_gym.errors import ConfigError, SandboxError
 from stamina_gym.sandbox import REPO_MOUNT, Mount, RunResult, command_environment
@@ -165,9 +166,8 @@ class LocalSandbox:
             return
         uid = gid = self._uid
         os.lchown(path, uid, gid)
-        for root, dirs, files in os.walk(path):
-            for name in (*dirs, *files):
-                os.lchown(os.path.join(root, name), uid, gid)
+        for entry in safetree.walk(path, special=True):  # iterative: any depth
+            os.lchown(entry.path, uid, gid)
 
     def serve(
         self, argv: Sequence[str], *, mounts: Sequence[Mount], prefix: str, cwd: str = REPO_MOUNT,
