@@ -33,8 +33,8 @@ DEPTH = sys.getrecursionlimit() + 200
 SUBMIT_PENDING: frozenset[str] = frozenset()
 
 
-def hostile_env(**overrides):
-    env = mini_env(sandbox={"timeout_s": SANDBOX_TIMEOUT_S, "grading_timeout_s": 60}, **overrides)
+def hostile_env(backend: str = "local", **overrides):
+    env = mini_env(sandbox={"kind": backend, "timeout_s": SANDBOX_TIMEOUT_S, "grading_timeout_s": 60}, **overrides)
     env.reset(seed=0)
     return env
 
@@ -445,3 +445,22 @@ def check_hostile_tree(tree: tuple[list[tuple], str], marker: Path) -> None:
 @given(tree=TREES)
 def test_every_tool_answers_on_any_hostile_tree(tree, tmp_path):
     check_hostile_tree(tree, tmp_path / "ran")
+
+
+@pytest.mark.timeout(300)
+def test_a_hostile_tree_is_graded_on_every_backend(backend):
+    """Pipes, a socket, a link loop, folders past the recursion limit and a sparse file,
+    all at once, then the same with sparse files over the size cap: the grading copy (and,
+    on docker, the archive packed for the grade container) meets none of them."""
+    env = hostile_env(backend)
+    try:
+        run(env, MAKE_SPECIALS)
+        run(env, f"ln -s loop2 loop1 && ln -s loop1 loop2 && mkdir -p {DEEP} && truncate -s 50M sparse.bin")
+        step(env, tool="write_file", path="calc/__init__.py", content="def add(a, b):\n    return a + b\n")
+        output, _, info = step(env, tool="submit")
+        assert info["grade"]["failure_class"] is None, output
+        run(env, f"for i in $(seq {MAX_BYTES // (60 << 20) + 1}); do truncate -s 60M big$i; done")
+        output, _, info = step(env, tool="submit")
+        assert info["grade"]["failure_class"] == "resource", output
+    finally:
+        closed_leaves_nothing(env)
