@@ -117,3 +117,47 @@ def test_closing_the_env_ends_its_runner(backend):
     env.close()
     assert not service.alive
 
+
+
+#: A failing agent's bid to void its turns (infrastructure pays 0): leave a detached
+#: process that kills every new warm runner before it says it is ready, then kill the
+#: current one. Its descendants must not outlive the runner, so the next start succeeds.
+RUNNER_HUNTER = '''
+import os, signal, subprocess, sys
+
+HUNT = """
+import glob, os, signal, time
+while True:
+    for path in glob.glob('/proc/[0-9]*/cmdline'):
+        try:
+            if b'--serve' in open(path, 'rb').read():
+                os.kill(int(path.split('/')[2]), signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+    time.sleep(0.005)
+"""
+subprocess.Popen([sys.executable, "-c", HUNT], start_new_session=True,
+                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def add(a, b):
+    return 0
+'''
+
+
+def test_a_process_that_hunts_new_runners_cannot_void_the_next_turn(backend):
+    from tests.conftest import mini_env
+
+    env = mini_env(sandbox={"kind": backend})
+    env.reset(seed=0)
+    try:
+        act(env, tool="write_file", path="calc/__init__.py", content=RUNNER_HUNTER)
+        _, reward, info = act(env, tool="submit")  # the hunter kills this runner too: all fail
+        assert info["grade"]["failure_class"] == "build", "the hunter must really kill the runner, or this proves nothing"
+        assert reward < 0
+        act(env, tool="write_file", path="calc/__init__.py", content="def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return 0\n")
+        _, reward, info = act(env, tool="submit")
+        assert info["grade"]["failure_class"] != "infrastructure", info["grade"]["detail"]
+        assert info["grade"]["failure_class"] == "functional" and reward < 0
+    finally:
+        env.close()
