@@ -269,7 +269,7 @@ def _warm_runner(sandbox: Sandbox, scratch: Path) -> _Warm | None:
         return warm
     if warm is not None:
         warm.service.close()
-        shutil.rmtree(warm.root, ignore_errors=True)
+        safetree.rmtree(warm.root)
     root = scratch / f"warm-{secrets.token_hex(4)}"
     (root / "src").mkdir(parents=True)
     (root / "grade").mkdir()
