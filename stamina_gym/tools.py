@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from stamina_gym import safetree
+from stamina_gym import safetree, visible_tests
 from stamina_gym.errors import ToolError
 from stamina_gym.sandbox import REPO_MOUNT, Mount, RunResult, Sandbox
 from stamina_gym.workspace import Workspace
@@ -257,9 +257,10 @@ def run(ctx: ToolContext, command: str, timeout: float | None = None) -> str:
 
 
 def run_tests(ctx: ToolContext, args: list | None = None) -> str:
-    args = [str(a) for a in (args or [])]
-    argv = [ctx.sandbox.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no", *args]
-    result = ctx.sandbox.run(argv, mounts=ctx.mounts(), timeout=ctx.timeout_s)
+    args = ["-q", "-p", "no:cacheprovider", "--color=no", *(str(a) for a in (args or []))]
+    result = visible_tests.run(ctx.sandbox, ctx.mounts(), args, ctx.timeout_s)
+    if result is None:  # no warm runner in this sandbox: a cold interpreter
+        result = ctx.sandbox.run([ctx.sandbox.python, "-m", "pytest", *args], mounts=ctx.mounts(), timeout=ctx.timeout_s)
     # Durations are dropped so that the same code gives the same observation.
     return _PYTEST_TIME.sub("", _format_run(result))
 

@@ -186,8 +186,11 @@ class Workspace:
         return self.head()
 
     def _init(self) -> None:
-        safetree.rmtree(self.root)
-        shutil.copytree(self.seed, self.path, symlinks=True)
+        # The work tree's folder itself stays (emptied, not replaced): a sandbox that holds
+        # it mounted, a warm test runner or a docker container, keeps seeing it.
+        safetree.rmtree(self.git_dir)
+        safetree.rmtree(self.path, keep_root=True)
+        shutil.copytree(self.seed, self.path, symlinks=True, dirs_exist_ok=True)
         self.git("init", "-q", "--template=", "-b", "main")
         (self.git_dir / "info").mkdir(exist_ok=True)
         (self.git_dir / "info" / "attributes").write_text(_NEUTRAL_ATTRIBUTES, encoding="utf-8")

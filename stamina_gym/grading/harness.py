@@ -63,6 +63,8 @@ def main(argv):
 
     if argv[1] == "--serve":
         return serve({"{grade}": argv[2], "{repo}": argv[3]})
+    if argv[1] == "--serve-visible":
+        return serve({})
     with open(argv[1], encoding="utf-8") as handle:
         job = json.load(handle)
     import pytest  # warm: the children inherit it
@@ -96,7 +98,10 @@ def serve(roots):
     sys.stdout.flush()
     for line in sys.stdin:
         job = json.loads(line)
-        report = run_job(job, roots, pytest, hashlib.sha256)
+        if job.get("kind") == "visible":
+            report = run_visible(job, pytest)
+        else:
+            report = run_job(job, roots, pytest, hashlib.sha256)
         _sweep()
         sys.stdout.write(MARKER + json.dumps(report) + "\n")
         sys.stdout.flush()
@@ -187,6 +192,95 @@ def run_job(job, roots, pytest, sha256):
         report["outcomes"].update(verdict.pop("outcomes"))
         report["shards"].append(verdict)
     return report
+
+
+def run_visible(job, pytest):
+    """The agent's own tests, as ``python -m pytest ARGS`` in the working folder would run
+    them, in one forked child: its own configuration, conftest files and plugins count
+    (they are the agent's business), its exit status and combined output are the reply.
+    The parent reads the output, keeping the first and last ``max_bytes // 2`` bytes of
+    it; past ``hard_bytes`` or the deadline the child's process group is killed (and then
+    every process of the user, by the sweep that follows each job)."""
+    import base64
+
+    deadline = time.monotonic() + float(job["timeout_s"])
+    out_r, out_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(out_r)
+        os._exit(_visible_child(job, out_w, pytest))
+    os.close(out_w)
+    half = max(int(job["max_bytes"]) // 2, 1)
+    head, tail, total, killed = bytearray(), bytearray(), 0, None
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            killed = "timeout"
+            break
+        if not select.select([out_r], [], [], remaining)[0]:
+            continue
+        chunk = os.read(out_r, 65536)
+        if not chunk:
+            break
+        total += len(chunk)
+        if len(head) < half:
+            take = half - len(head)
+            head += chunk[:take]
+            chunk = chunk[take:]
+        if chunk:
+            tail += chunk
+            del tail[:-half]
+        if total > int(job["hard_bytes"]):
+            killed = "output"
+            break
+    if killed:
+        _kill(pid)
+    os.close(out_r)
+    _, status = os.waitpid(pid, 0)
+    return {"id": job.get("id"), "exit": os.waitstatus_to_exitcode(status), "killed": killed, "total": total,
+            "head": base64.b64encode(bytes(head)).decode(), "tail": base64.b64encode(bytes(tail)).decode()}  # fmt: skip
+
+
+def _visible_child(job, out_fd, pytest):
+    """``python -m pytest`` in this forked child: the working folder first on the path, the
+    arguments as given, output to the parent's pipe; the exit status pytest's own."""
+    os.setpgid(0, 0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(out_fd, 1)
+    os.dup2(out_fd, 2)
+    for fd in (null, out_fd):
+        os.close(fd)
+    if job.get("cpu_s"):
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CPU, (int(job["cpu_s"]), int(job["cpu_s"])))
+    sys.stdin = open(0, encoding="utf-8", closefd=False)
+    sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+    sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False, buffering=1)
+    sys.path.insert(0, os.getcwd())
+    sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py"), *job["args"]]
+    try:
+        code = int(pytest.main())
+        sys.stdout.flush()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if not isinstance(exc.code, int) and exc.code is not None:
+            print(exc.code, file=sys.stderr)
+    except BaseException:  # noqa: BLE001 - what the interpreter does with an uncaught exception
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    try:
+        import atexit
+
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:  # noqa: BLE001 - the status is pytest's, whatever the cleanup did
+        pass
+    return code & 0xFF
 
 
 def _place(arg, roots):

@@ -1,10 +1,12 @@
 """The docker sandbox: the agent's commands and the hidden tests run in locked-down
 containers of the image built by ``stamina-gym docker-build`` (``sandbox/image.py``).
 
-Two long-lived containers per env, each started on first use:
+Long-lived containers per env, each started on first use:
 
 * ``work`` runs the agent's commands. The env's work tree is bind-mounted at ``/repo``;
   the env resets it with git on the host, so a new episode costs no new container.
+* ``tests`` holds the warm runner of the agent's own tests (``visible_tests.py``): the
+  same binds as ``work``, apart so that the sweep after each command leaves it running.
 * ``grade`` runs the hidden tests. Grading trees (``Mount.ephemeral``) are copied in as
   tar archives onto in-memory volumes, writable ones are copied back out the same way,
   and everything is wiped after the run. No host path is mounted into it, and it never
@@ -13,7 +15,7 @@ Two long-lived containers per env, each started on first use:
 The hidden tests therefore never enter the container the agent's commands run in, and
 nothing the graded code writes (to ``/tmp``, ``/repo`` or anywhere) can reach it.
 
-Both containers: no network, read-only root, an in-memory ``/tmp``, memory, CPU and
+Every container: no network, read-only root, an in-memory ``/tmp``, memory, CPU and
 process (pids) limits, every capability dropped, ``no-new-privileges``, and a non-root
 user: the container's own process runs as a keeper uid and each command as the sandbox
 uid, so a command cannot kill the container. Each command runs under ``timeout -s KILL``
@@ -135,6 +137,7 @@ class DockerSandbox:
         self.keeper = 65533 if self.uid != 65533 else 65532
         self._work: _Container | None = None
         self._grade: _Container | None = None
+        self._tests: _Container | None = None
         self._ids: list[str] = []
         self._services: list[LineService] = []
         self._pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="stamina-gym-docker")
@@ -202,17 +205,23 @@ class DockerSandbox:
         self, argv: Sequence[str], *, mounts: Sequence[Mount], prefix: str, cwd: str = REPO_MOUNT,
         env: Mapping[str, str] | None = None,
     ) -> LineService:  # fmt: skip
-        """Start ``argv`` in the grade container as a long-lived service, as its main exec
-        process (so its parent is outside the container), under the same rlimits as
-        ``run`` but CPU time (it sets that for the children it starts). Before each
-        request the mounts (all grading trees) are copied in; after it they are wiped;
-        nothing is copied back out."""
-        if not all(m.ephemeral for m in mounts):
-            raise SandboxError("a docker service sees grading trees only (ephemeral mounts)")
+        """Start ``argv`` as a long-lived service, as the main process of an exec (so its
+        parent is outside the container), under the same rlimits as ``run`` but CPU time
+        (it sets that for the children it starts). With grading trees (ephemeral mounts)
+        it runs in the grade container: before each request the trees are copied in, after
+        it they are wiped, nothing is copied back out. With bound folders it runs in the
+        tests container, which sees them as ``run`` does in the work container (whose
+        sweep after each command would end a service there)."""
+        ephemeral = [m for m in mounts if m.ephemeral]
+        if ephemeral and len(ephemeral) != len(mounts):
+            raise SandboxError("a docker service cannot mix ephemeral mounts with bound ones")
         docker = _docker()
         cfg = self.config
-        container = self._grade_container(mounts)
-        self._copy_in(container, mounts)
+        if ephemeral:
+            container = self._grade_container(mounts)
+            self._copy_in(container, mounts)
+        else:
+            container = self._work_container(mounts, role="tests")
         script = 'ulimit -c 0 -f "$1" -v "$2" || exit 125; shift 2; exec "$@"'
         wrapped = ["bash", "-c", script, "stamina-gym", str(cfg.file_size_mb * 1024), str(cfg.memory_mb * 1024), *argv]
         api = self._client.api
@@ -254,8 +263,9 @@ class DockerSandbox:
                 self._copy_in(container, mounts)
             return too_big
 
+        hooks = {"before": before, "after": lambda: self._wipe(container, mounts)} if ephemeral else {}
         service = LineService(write=raw.sendall, read=read, fileno=raw.fileno(), prefix=prefix, kill=kill,
-                              exit_code=exit_code, before=before, after=lambda: self._wipe(container, mounts))  # fmt: skip
+                              exit_code=exit_code, **hooks)  # fmt: skip
         self._services.append(service)
         return service.start(cfg.timeout_s)
 
@@ -269,24 +279,29 @@ class DockerSandbox:
         self._services.clear()
         self._pool.shutdown(wait=True)
         self._finalizer()
-        self._work = self._grade = None
+        self._work = self._grade = self._tests = None
         self._client.close()
 
     def container_ids(self) -> dict[str, str]:
         """Role -> id of the containers running now (for tests and diagnostics)."""
-        return {role: c.id for role, c in (("work", self._work), ("grade", self._grade)) if c is not None}
+        roles = (("work", self._work), ("grade", self._grade), ("tests", self._tests))
+        return {role: c.id for role, c in roles if c is not None}
 
     # -- containers ---------------------------------------------------------------------
 
-    def _work_container(self, mounts: Sequence[Mount]) -> "_Container":
+    def _work_container(self, mounts: Sequence[Mount], role: str = "work") -> "_Container":
+        """The container of ``role`` (``work``, or ``tests`` for a service beside it, which
+        the per-command sweep of the work container must not reach) with host folders bound."""
         binds = {(str(m.source), m.target, m.writable) for m in mounts}
-        if self._work is not None and binds <= self._work.layout:
-            return self._work
-        self._discard("work")
+        current = getattr(self, f"_{role}")
+        if current is not None and binds <= current.layout:
+            return current
+        self._discard(role)
         docker = _docker()
         specs = [docker.types.Mount(t, s, type="bind", read_only=not w) for s, t, w in sorted(binds)]
-        self._work = self._start("work", specs, frozenset(binds))
-        return self._work
+        container = self._start(role, specs, frozenset(binds))
+        setattr(self, f"_{role}", container)
+        return container
 
     def _grade_container(self, mounts: Sequence[Mount]) -> "_Container":
         layout = frozenset((m.target, m.writable) for m in mounts)
