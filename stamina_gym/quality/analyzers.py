@@ -137,18 +137,24 @@ class FileQuality:
 
 
 def radon_metrics(source: str) -> tuple[int, list[tuple[str, int, int]], float]:
-    """SLOC, per-function complexity and maintainability index of one file's text."""
-    from radon.complexity import cc_visit
-    from radon.metrics import mi_visit
+    """SLOC, per-function complexity and maintainability index of one file's text. What
+    ``cc_visit``, ``analyze`` and ``mi_visit`` give, from one parse, one complexity visit
+    and one tokenisation (``mi_visit`` would parse, visit and tokenise again)."""
+    from radon.metrics import h_visit_ast, mi_compute
     from radon.raw import analyze
-    from radon.visitors import Class
+    from radon.visitors import Class, ComplexityVisitor
 
+    tree = ast.parse(source)
+    visitor = ComplexityVisitor.from_ast(tree)
     functions = []
-    for block in cc_visit(source):  # methods come both inside their class and on their own
+    for block in visitor.blocks:  # methods come both inside their class and on their own
         if not isinstance(block, Class):
             name = f"{block.classname}.{block.name}" if block.classname else block.name
             functions.append((name, block.lineno, block.complexity))
-    return analyze(source).sloc, functions, round(mi_visit(source, multi=True), 2)
+    raw = analyze(source)
+    comments = (raw.comments + raw.multi) / float(raw.sloc) * 100 if raw.sloc else 0
+    mi = mi_compute(h_visit_ast(tree).total.volume, visitor.total_complexity, raw.lloc, comments)
+    return raw.sloc, functions, round(mi, 2)
 
 
 def statement_count(source: str) -> int:
