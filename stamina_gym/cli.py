@@ -244,6 +244,28 @@ def cmd_author(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_costs(args: argparse.Namespace) -> int:
+    import statistics
+
+    from stamina_gym import costs
+    from stamina_gym.task import load_task
+
+    task = load_task(args.task)
+
+    def progress(done: int, total: int) -> None:
+        print(f"\rcosts: turn {done}/{total}", end="" if done < total else "\n", file=sys.stderr, flush=True)
+
+    measured = costs.measure(task, progress)
+    values = sorted(measured.values())
+    print(f"{len(values)} tests of {task.meta.id} v{task.meta.version}: {sum(values) / 1000:.1f} s in all, "
+          f"median {statistics.median(values):.1f} ms, slowest {values[-1]:.1f} ms")  # fmt: skip
+    for tid, ms in sorted(measured.items(), key=lambda item: -item[1])[:5]:
+        print(f"  {ms:9.1f} ms  {tid}")
+    if args.write:
+        print(f"wrote {costs.write(task, measured)}")
+    return 0
+
+
 def _key_value(item: str) -> tuple[str, str]:
     key, sep, value = item.partition("=")
     if not sep or not key:
@@ -316,6 +338,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="checkout: a param value (default: the first value the task lists)")
     author.add_argument("--upto", type=int, metavar="N", help="checkout: only the first N turns")
     author.set_defaults(func=cmd_author)
+    cost = sub.add_parser("costs", help="measure what each hidden test of a task costs (sizes the regression sample)")
+    cost.add_argument("task", help="task id or folder")
+    cost.add_argument("--write", action="store_true", help="store the figures as the task's costs.json")
+    cost.set_defaults(func=cmd_costs)
     return parser
 
 

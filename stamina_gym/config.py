@@ -192,20 +192,32 @@ class RegressionConfig(_Strict):
     """Which of the earlier turns' tests a submit runs again (the regression set).
 
     Rerunning all of them at every submit makes an episode's grading grow with the square
-    of its length. With ``sample`` set, a submit runs its own turn's tests and about that
-    many of the regression tests: whole test files drawn at random, from a stream of the
-    episode seed that the agent never sees, until they hold ``sample`` tests. Every
-    ``full_every``-th turn and the last run them all. A test's
-    last outcome is remembered, so a test broken unseen is counted as newly broken when
-    it is next drawn or at the next full run, and the regression term stays the fraction
-    of the tests run that broke: a sampled estimate of the full fraction."""
+    of its length. With ``budget_ms`` (or ``sample``) set, a submit runs its own turn's
+    tests and a part of the regression tests: whole test files drawn at random, from a
+    stream of the episode seed that the agent never sees. Every ``full_every``-th turn and
+    the last run them all. A test's last outcome is remembered, so a test broken unseen is
+    counted as newly broken when it is next drawn or at the next full run, and the
+    regression term stays the fraction of the tests run that broke: a sampled estimate of
+    the full fraction."""
+
+    budget_ms: float | None = Field(None, gt=0)
+    """Draw files while their tests' stored costs (the task's ``costs.json``, see
+    ``stamina_gym.costs``) fit in this many milliseconds: a submit's cost stays bounded
+    whatever the draw, and a replay draws the same files on any machine. A file that alone
+    costs more is rerun at full runs only. Needs the task's ``costs.json``."""
 
     sample: int | None = Field(None, ge=1)
-    """Regression tests rerun per submit (at least; files are drawn whole); null: all of
-    them at every submit."""
+    """Draw files until they hold this many tests (at least; files are drawn whole),
+    whatever they cost. Null with ``budget_ms`` null: all of them at every submit."""
 
     full_every: int = Field(10, ge=1)
     """Every k-th turn (1-based), and the last, reruns the whole regression set."""
+
+    @model_validator(mode="after")
+    def _one_rule(self) -> "RegressionConfig":
+        if self.budget_ms is not None and self.sample is not None:
+            raise ValueError("set one of regression.budget_ms and regression.sample, not both")
+        return self
 
 
 class QualityConfig(_Strict):

@@ -17,9 +17,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from stamina_gym import safetree
+from stamina_gym import costs, safetree
 from stamina_gym.config import EnvConfig, load_env_config
-from stamina_gym.errors import SandboxError, ToolError
+from stamina_gym.errors import ConfigError, SandboxError, ToolError
 from stamina_gym.grading.cache import GradingCache
 from stamina_gym.grading.grade import Grade, grade_run
 from stamina_gym.grading.runner import run_hidden_tests
@@ -91,8 +91,8 @@ class StaminaEnv(gym.Env[dict, str]):
         - rule_violation (0.1) * consistency rules in force that the code breaks
         - out_of_scope (0.05) * files changed outside the turn's paths (strict mode only)
 
-    The earlier tests run are all of those still in force, or with ``regression.sample``
-    a random sample of them, with all at every ``regression.full_every``-th turn and the
+    The earlier tests run are all of those still in force, or with ``regression.budget_ms``
+    (or ``sample``) a random sample of them, with all at every ``regression.full_every``-th turn and the
     last (``RegressionConfig``).
 
     and, from the dialogue of the turn (``stamina_gym.user``)::
@@ -166,6 +166,10 @@ class StaminaEnv(gym.Env[dict, str]):
         self.render_mode = render_mode
         self.task = load_task(self.config.task)
         self.turns = self.task.turns[: self.config.max_turns]
+        self._costs = costs.load(self.task) if self.config.regression.budget_ms is not None else None
+        if self.config.regression.budget_ms is not None and self._costs is None:
+            raise ConfigError(f"regression.budget_ms needs the task's {costs.FILE_NAME}, which {self.task.root} lacks: "
+                              f"measure it with `stamina-gym costs {self.task.meta.id} --write`")  # fmt: skip
         limit = self.config.observation.max_chars
         text = spaces.Text(max_length=limit, min_length=0, charset=CHARSET)
         self.observation_space = spaces.Dict(
@@ -307,20 +311,32 @@ class StaminaEnv(gym.Env[dict, str]):
 
     def _regression_to_run(self, index: int, in_force: tuple[str, ...]) -> tuple[str, ...]:
         """The regression tests this submit reruns: all of them, or whole test files drawn
-        at random until they hold ``sample`` tests (importing a file costs about as much as
-        running a few of its tests). The draw depends on the episode seed and the turn
-        only, so a restored episode draws what the live one drew."""
+        at random (importing a file costs about as much as running a few of its tests)
+        while their stored costs fit in ``budget_ms``, or until they hold ``sample`` tests.
+        The draw depends on the episode seed, the turn and the stored costs only, so a
+        restored or replayed episode draws what the live one drew."""
         rule = self.config.regression
-        if rule.sample is None or len(in_force) <= rule.sample or index % rule.full_every == 0 or index == len(self.turns):
+        full = index % rule.full_every == 0 or index == len(self.turns)
+        if rule.budget_ms is not None:
+            full = full or sum(self._costs[tid] for tid in in_force) <= rule.budget_ms
+        elif rule.sample is None or len(in_force) <= rule.sample:
+            full = True
+        if full:
             return in_force
         by_file: dict[str, list[str]] = {}
         for tid in in_force:
             by_file.setdefault(tid.split("::")[0], []).append(tid)
-        files, chosen = list(by_file), set()
+        files, chosen, spent = list(by_file), set(), 0.0
         for i in np.random.default_rng([self._regression_seed, index]).permutation(len(files)):
-            if len(chosen) >= rule.sample:
+            tests = by_file[files[i]]
+            if rule.budget_ms is not None:
+                cost = sum(self._costs[tid] for tid in tests)
+                if spent + cost > rule.budget_ms:
+                    continue  # too dear for what is left: a cheaper file may still fit
+                spent += cost
+            elif len(chosen) >= rule.sample:
                 break
-            chosen.update(by_file[files[i]])
+            chosen.update(tests)
         return tuple(tid for tid in in_force if tid in chosen)
 
     def reward_terms(self, grade: Grade, review: Review) -> dict[str, float]:

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping
 
-from stamina_gym import mutants
+from stamina_gym import costs, mutants
 from stamina_gym.config import SandboxConfig
-from stamina_gym.errors import PatchError
+from stamina_gym.errors import PatchError, TaskError
 from stamina_gym.grading.grade import by_base_id
 from stamina_gym.grading.runner import run_hidden_tests
 from stamina_gym.sandbox import Sandbox
@@ -54,6 +54,10 @@ def check_data(task: Task) -> list[Problem]:
             named = turn.memory_ids(probe)
             if len(named) < len(probe.tests):
                 problems.append(Problem(turn.index, f"memory probe names tests this turn lacks: {list(probe.tests)}"))
+    try:
+        costs.load(task)
+    except TaskError as exc:
+        problems.append(Problem(0, str(exc)))
     ids = [rule.id for rule in task.meta.rules]
     for rule in task.meta.rules:
         if ids.count(rule.id) > 1:
