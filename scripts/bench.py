@@ -1,8 +1,13 @@
 """Per-step and per-submit overhead of StaminaTodo-v0, against floors measured in the same run.
 
-    .venv/bin/python scripts/bench.py [--repeat N] [--env StaminaTodo-v0]
+    .venv/bin/python scripts/bench.py [--repeat N] [--env StaminaTodo-v0] [--goals] [--no-docker]
 
-Prints one table: medians of reset, a read_file step, a submit (grading) and a whole
+First a table of the speed goals: the submits of an oracle episode at sampled turns
+(41-49, 51-59) and at full-regression turns (10, 50, 100), each against bare ``python -m
+pytest`` of the same tests on a copy of the same tree, run right after it; the whole
+episode; ``run_tests`` on the 20-turn state against bare pytest on the same tree; a
+``run`` step of ``python -c pass`` against that command without a sandbox; the resident
+memory of one process holding 1 and 4 envs (``--goals`` stops there). Then one table: medians of reset, a read_file step, a submit (grading) and a whole
 oracle episode (with the env's settings, and again rerunning every earlier test and pylint
 at every submit), next to what they are compared with (copying the seed with
 shutil.copytree; bare ``python -m pytest`` on the same tests and source in a temp dir),
@@ -66,6 +71,106 @@ def bare_pytest(source: Path, task, turns, params: dict) -> None:
              "-o", f"pythonpath={' '.join(paths)}", str(root / "tests")],
             cwd=root / "src", capture_output=True, check=False,
         )  # fmt: skip
+
+
+def bare_pytest_ids(source: Path, task, ids, params: dict) -> float:
+    """Seconds of plain ``python -m pytest`` on a copy of ``source`` running just the hidden
+    tests ``ids`` (as the episode's params render them), no sandbox; copying not timed."""
+    folders = {tid.split("/")[0] for tid in ids}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        shutil.copytree(source, root / "src", symlinks=True)
+        for turn in task.turns:
+            if turn.id in folders:
+                shutil.copytree(turn.dir / "tests", root / "tests" / turn.id, ignore=shutil.ignore_patterns("__pycache__"))
+        for path in (root / "tests").rglob("*.py"):
+            path.write_text(task.render(path.read_text(), params, path.name))
+        paths = [str(root / "src")] + ([str(task.support_dir)] if task.support_dir else [])
+        argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--import-mode=importlib",
+                "-o", f"pythonpath={' '.join(paths)}", "--rootdir", str(root), *(f"{root}/tests/{tid}" for tid in sorted(ids))]
+        return timed(lambda: subprocess.run(argv, cwd=root / "src", capture_output=True, check=False, env=SANDBOX_LIKE))
+
+
+#: The environment the sandbox gives commands, for baselines run without it.
+SANDBOX_LIKE = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8",
+                "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}  # fmt: skip
+SAMPLED_TURNS = (*range(41, 50), *range(51, 60))
+FULL_TURNS = (10, 50, 100)
+
+
+def goal_rows(env_id: str, n: int) -> list[tuple[str, float, str, float | None]]:
+    """The speed goals: submits of the oracle episode (sampled and full-regression turns)
+    against bare pytest on the same tests at the same state, measured right after each
+    submit; the episode; run_tests against bare pytest; a run step against a bare
+    interpreter start."""
+    env = gym.make(env_id)
+    inner = env.unwrapped
+    sampled: list[tuple[float, float]] = []
+    full: list[tuple[float, float]] = []
+    original_step = env.step
+    snapshot = Path(tempfile.mkdtemp()) / "src"
+
+    def step(action):
+        submitting = isinstance(action, dict) and action.get("tool") == "submit"
+        turn = inner._turn + 1 if inner._turn is not None else None
+        if submitting and turn in (*SAMPLED_TURNS, *FULL_TURNS):
+            shutil.rmtree(snapshot, ignore_errors=True)
+            copy_source(inner.workspace.path, snapshot)
+        start = time.perf_counter()
+        out = original_step(action)
+        took = time.perf_counter() - start
+        if submitting and turn in (*SAMPLED_TURNS, *FULL_TURNS):
+            grade = out[4]["grade"]
+            ids = {*grade["tests"], *grade["regression_tests"]}
+            (sampled if turn in SAMPLED_TURNS else full).append((took, bare_pytest_ids(snapshot, inner.task, ids, inner.params)))
+        return out
+
+    env.step = step
+    episode_s = timed(lambda: run_episode(env, make_agent("oracle"), seed=0))
+    env.close()
+    shutil.rmtree(snapshot.parent, ignore_errors=True)
+
+    # run_tests on the 20-turn state against bare pytest on the same tree.
+    env = gym.make(env_id)
+    inner = env.unwrapped
+    env.reset(seed=0)
+    for index in range(20):
+        inner.workspace.apply_patch(inner.reference_patch(index))
+    inner._sandbox.prepare(inner.workspace.path)
+    runs, bares, steps, starts = [], [], [], []
+    for _ in range(n):
+        runs.append(timed(lambda: env.step({"tool": "run_tests"})))
+        bares.append(timed(lambda: subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no"],
+                                                  cwd=inner.workspace.path, capture_output=True, check=False, env=SANDBOX_LIKE)))  # fmt: skip
+        steps.append(timed(lambda: env.step({"tool": "run", "command": f"{sys.executable} -c pass"})))
+        starts.append(timed(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True)))
+    env.close()
+    median_pair = lambda pairs, i: statistics.median(p[i] for p in pairs) * 1000  # noqa: E731
+    return [
+        (f"submit, sampled turns 41-49, 51-59 ({len(sampled)})", median_pair(sampled, 0), "bare pytest, same tests and tree", median_pair(sampled, 1)),
+        (f"submit, full-regression turns {'/'.join(map(str, FULL_TURNS))}", median_pair(full, 0), "bare pytest, same tests and tree", median_pair(full, 1)),
+        ("run_tests step, 20-turn state", median_ms(runs), "bare python -m pytest, same tree", median_ms(bares)),
+        ("whole oracle episode", episode_s * 1000, "the goal: one minute", 60_000.0),
+        ("run step: python -c pass", median_ms(steps), "python -c pass, no sandbox", median_ms(starts)),
+    ]  # fmt: skip
+
+
+def resident_memory_rows() -> list[tuple[str, float, str, float | None]]:
+    """Resident memory (MiB) of one process holding 1 and 4 reset envs that have stepped
+    and submitted once, against the bare interpreter with the package imported."""
+    code = (
+        "import sys, gymnasium as gym, stamina_gym\n"
+        "envs = [gym.make(sys.argv[1]) for _ in range(int(sys.argv[2]))]\n"
+        "for env in envs:\n"
+        "    env.reset(seed=0); env.step({'tool': 'read_file', 'path': 'README.md'}); env.step({'tool': 'submit'})\n"
+        "print([l for l in open('/proc/self/status') if l.startswith('VmRSS')][0].split()[1])\n"
+    )
+
+    def rss(count: int) -> float:
+        out = subprocess.run([sys.executable, "-c", code, "StaminaTodo-v0", str(count)], capture_output=True, text=True, check=True)
+        return int(out.stdout.split()[-1]) / 1024
+
+    return [("resident memory, 1 env (MiB)", rss(1), "4 envs in one process (MiB)", rss(4))]
 
 
 def analysers_as_subprocesses(tree: Path, files: list[str]) -> None:
@@ -196,13 +301,27 @@ def docker_unavailable() -> str | None:
         client.close()
 
 
+def print_rows(rows) -> None:
+    print(f"{'measure':<48} {'median ms':>10}   {'baseline':<38} {'median ms':>10} {'ratio':>6}")
+    for name, ours, base_name, base in rows:
+        ratio = f"{ours / base:6.2f}" if base else ""
+        base_text = f"{base:10.1f}" if base else ""
+        print(f"{name:<48} {ours:10.1f}   {base_name:<38} {base_text:>10} {ratio:>6}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", default="StaminaTodo-v0")
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--no-docker", action="store_true", help="skip the docker-vs-local table")
+    parser.add_argument("--goals", action="store_true", help="print only the table of the speed goals")
     args = parser.parse_args()
     n = args.repeat
+    print(f"measuring the speed goals on {args.env} (an oracle episode, {n} repeats of each step) ...", file=sys.stderr)
+    print_rows([*goal_rows(args.env, n), *resident_memory_rows()])
+    if args.goals:
+        return
+    print()
 
     env = gym.make(args.env)
     inner = env.unwrapped
@@ -285,11 +404,7 @@ def main() -> None:
         *((name, median_ms(samples), "", None) for name, samples in floors.items()),
         *dialogue_rows(n),
     ]
-    print(f"{'measure':<42} {'median ms':>10}   {'baseline':<34} {'median ms':>10} {'ratio':>6}")
-    for name, ours, base_name, base in rows:
-        ratio = f"{ours / base:6.2f}" if base else ""
-        base_text = f"{base:10.1f}" if base else ""
-        print(f"{name:<42} {ours:10.1f}   {base_name:<34} {base_text:>10} {ratio:>6}")
+    print_rows(rows)
 
     problem = "--no-docker was given" if args.no_docker else docker_unavailable()
     if problem:
