@@ -16,6 +16,7 @@ ran tests (one that fails means the run cannot be trusted, not that it was forge
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass
 from random import Random
@@ -44,9 +45,8 @@ def must_fail(rng: Random, module: str, name: str) -> str | None:
     """A real test module's head plus one of its test functions renamed to ``name`` and
     ending in the negation of its last stable top-level assertion; None when ``module``
     offers no such function."""
-    try:
-        tree = ast.parse(module)
-    except SyntaxError:
+    tree = _parsed(module)
+    if tree is None:
         return None
     lines = module.splitlines()
     tests = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name.startswith("test")]
@@ -68,6 +68,16 @@ def must_fail(rng: Random, module: str, name: str) -> str | None:
         body.insert(last.end_lineno - start, f"{' ' * last.col_offset}assert not ({condition})")
         return (head + "\n\n\n" if head else "") + "\n".join(body) + "\n"
     return None
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(module: str) -> ast.Module | None:
+    """``module``'s tree (never changed by its readers), parsed once: every grading run
+    draws its canaries from the same few hundred test modules."""
+    try:
+        return ast.parse(module)
+    except SyntaxError:
+        return None
 
 
 def must_pass(rng: Random, name: str) -> str:
