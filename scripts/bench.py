@@ -71,6 +71,7 @@ def bare_pytest(source: Path, task, turns, params: dict) -> None:
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--import-mode=importlib",
              "-o", f"pythonpath={' '.join(paths)}", str(root / "tests")],
             cwd=root / "src", capture_output=True, check=False,
+            env={**SANDBOX_LIKE, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},  # as the harness runs them
         )  # fmt: skip
 
 
