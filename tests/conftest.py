@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import functools
+import json
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -61,3 +64,38 @@ def sandboxed_env(backend):
     environment.reset(seed=0)
     yield environment
     environment.close()
+
+
+@dataclass
+class RecordedEpisode:
+    """One episode played once, with its records (``Recorder``'s JSONL files)."""
+
+    env: Any
+    """The closed env: its config, task and turns stay readable."""
+    result: Any
+    """The ``EpisodeResult`` of ``run_episode``."""
+    records: Path
+
+    def lines(self, name: str) -> list[dict]:
+        return [json.loads(line) for line in (self.records / name).read_text().splitlines()]
+
+
+@pytest.fixture(scope="session")
+def todo_oracle_episode(tmp_path_factory) -> RecordedEpisode:
+    """The oracle's whole StaminaTodo-v0 episode on the local sandbox (seed 0), recorded.
+    A few minutes of grading: played once per session and asserted on by every test that
+    needs it (the oracle's maximum on every turn, the docker backend's equal rewards)."""
+    import gymnasium as gym
+
+    from stamina_gym.agents import make_agent
+    from stamina_gym.harness import Recorder, run_episode
+
+    records = tmp_path_factory.mktemp("todo-oracle")
+    env = gym.make("StaminaTodo-v0")
+    agent = make_agent("oracle")
+    try:
+        result = run_episode(env, agent, seed=0, recorder=Recorder(records, {"agent": "oracle"}))
+    finally:
+        agent.close()
+        env.close()
+    return RecordedEpisode(env, result, records)

@@ -3,7 +3,6 @@ program that speaks JSON lines can play."""
 
 from __future__ import annotations
 
-import json
 import sys
 import textwrap
 
@@ -34,17 +33,11 @@ def test_oracle_and_null_on_the_mini_task():
 
 
 @pytest.mark.slow
-def test_oracle_gets_the_maximum_on_every_todo_turn(tmp_path):
-    env = gym.make("StaminaTodo-v0")
+def test_oracle_gets_the_maximum_on_every_todo_turn(todo_oracle_episode):
+    env, result = todo_oracle_episode.env, todo_oracle_episode.result  # played once a session (conftest)
     weights = env.unwrapped.config.reward
-    agent = make_agent("oracle")
-    try:
-        result = run_episode(env, agent, seed=0, recorder=Recorder(tmp_path, {}))
-    finally:
-        agent.close()
-        env.close()
     assert len(result.turns) == len(env.unwrapped.turns) and result.terminated
-    records = [json.loads(line) for line in (tmp_path / "turns.jsonl").read_text().splitlines()]
+    records = todo_oracle_episode.lines("turns.jsonl")
     probed = 0
     for turn, record in zip(result.turns, records):
         assert turn.failure_class is None and turn.passed == turn.total, turn
