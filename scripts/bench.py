@@ -56,28 +56,10 @@ def median_ms(samples: list[float]) -> float:
     return statistics.median(samples) * 1000
 
 
-def bare_pytest(source: Path, task, turns, params: dict) -> None:
-    """The baseline: plain pytest on a copy of the same source and tests, no sandbox."""
-    support = task.support_dir
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        shutil.copytree(source, root / "src")
-        for turn in turns:
-            shutil.copytree(turn.dir / "tests", root / "tests" / turn.id)
-        for path in (root / "tests").rglob("*.py"):  # the tests as the episode's params render them
-            path.write_text(task.render(path.read_text(), params, path.name))
-        paths = [str(root / "src")] + ([str(support)] if support else [])
-        subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--import-mode=importlib",
-             "-o", f"pythonpath={' '.join(paths)}", str(root / "tests")],
-            cwd=root / "src", capture_output=True, check=False,
-            env={**SANDBOX_LIKE, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},  # as the harness runs them
-        )  # fmt: skip
-
-
-def bare_pytest_ids(source: Path, task, ids, params: dict) -> float:
-    """Seconds of plain ``python -m pytest`` on a copy of ``source`` running just the hidden
-    tests ``ids`` (as the episode's params render them), no sandbox; copying not timed."""
+def bare_pytest(source: Path, task, ids, params: dict) -> float:
+    """The baseline: seconds of plain ``python -m pytest`` on a copy of ``source`` running
+    the hidden tests ``ids`` (test ids, or turn folders for all of a turn's tests) as the
+    episode's params render them, no sandbox; the copying is not timed."""
     folders = {tid.split("/")[0] for tid in ids}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -130,7 +112,7 @@ def goal_rows(env_id: str, n: int) -> list[tuple[str, float, str, float | None]]
             grade = out[4]["grade"]
             ids = {*grade["tests"], *grade["regression_tests"]}
             start = time.perf_counter()
-            bare = bare_pytest_ids(snapshot, inner.task, ids, inner.params)
+            bare = bare_pytest(snapshot, inner.task, ids, inner.params)
             aside[0] += time.perf_counter() - start
             (sampled if turn in SAMPLED_TURNS else full).append((took, bare))
         return out
@@ -372,7 +354,7 @@ def main() -> None:
         grades.append(grade(workers, plant=True))
         singles.append(grade(1, plant=True))
         plains.append(grade(1, plant=False))
-        bares.append(timed(lambda: bare_pytest(snapshot, inner.task, inner.turns, inner.params)))
+        bares.append(bare_pytest(snapshot, inner.task, [turn.id for turn in inner.turns], inner.params))
     floors = {
         "interpreter start (python -c pass)": [timed(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True)) for _ in range(n)],
         "pytest import (python -c 'import pytest')": [timed(lambda: subprocess.run([sys.executable, "-c", "import pytest"], check=True)) for _ in range(n)],

@@ -87,15 +87,19 @@ def todo_oracle_episode(tmp_path_factory) -> RecordedEpisode:
     needs it (the oracle's maximum on every turn, the docker backend's equal rewards)."""
     import gymnasium as gym
 
+    records = tmp_path_factory.mktemp("todo-oracle")
+    env = gym.make("StaminaTodo-v0")
+    return RecordedEpisode(env, play_oracle(env, records), records)
+
+
+def play_oracle(env, records: Path, seed: int = 0):
+    """The oracle's episode on ``env`` (closed after), recorded in ``records``."""
     from stamina_gym.agents import make_agent
     from stamina_gym.harness import Recorder, run_episode
 
-    records = tmp_path_factory.mktemp("todo-oracle")
-    env = gym.make("StaminaTodo-v0")
     agent = make_agent("oracle")
     try:
-        result = run_episode(env, agent, seed=0, recorder=Recorder(records, {"agent": "oracle"}))
+        return run_episode(env, agent, seed=seed, recorder=Recorder(records, {"agent": "oracle"}))
     finally:
         agent.close()
         env.close()
-    return RecordedEpisode(env, result, records)

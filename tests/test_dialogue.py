@@ -13,10 +13,10 @@ from stamina_gym.agents import make_agent
 from stamina_gym.config import EnvConfig, UserConfig
 from stamina_gym.env import StaminaEnv
 from stamina_gym.errors import TaskError
-from stamina_gym.harness import Recorder, run_episode
+from stamina_gym.harness import run_episode
 from stamina_gym.task import load_task_dir
 from stamina_gym.user.checks import check_dialogue_data
-from tests.conftest import DATA, act
+from tests.conftest import DATA, act, play_oracle
 
 CHAT = DATA / "chat"
 
@@ -226,13 +226,7 @@ def test_variant_values_follow_the_seed():
 
 
 def test_oracle_gets_every_score_and_records_and_summary_hold_them(tmp_path):
-    env = chat_env()
-    agent = make_agent("oracle")
-    try:
-        result = run_episode(env, agent, seed=0, recorder=Recorder(tmp_path, {"agent": "oracle"}))
-    finally:
-        agent.close()
-        env.close()
+    result = play_oracle(chat_env(), tmp_path)
     first, second = result.turns
     assert_scores(first.scores, expected_scores(1.0, 1.0, 1.0, first.quality, adherence=1.0))
     assert_scores(second.scores, expected_scores(None, None, 1.0, second.quality))
@@ -295,12 +289,7 @@ def test_validator_checks_phrasings_plans_and_templates(tmp_path):
 def test_oracle_gets_the_maximum_on_every_clarify_turn(tmp_path):
     env = gym.make("StaminaClarify-v0")
     w = env.unwrapped.config.reward
-    agent = make_agent("oracle")
-    try:
-        result = run_episode(env, agent, seed=0, recorder=Recorder(tmp_path, {"agent": "oracle"}))
-    finally:
-        agent.close()
-        env.close()
+    result = play_oracle(env, tmp_path)
     assert result.terminated and len(result.turns) == 9
     records = [json.loads(line) for line in (tmp_path / "turns.jsonl").read_text().splitlines()]
     for turn, record in zip(result.turns, records):
