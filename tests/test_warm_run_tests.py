@@ -155,3 +155,16 @@ def test_the_runner_follows_a_work_tree_laid_again(sandboxed_env):
     result = warm(env, "tests/test_two.py")
     assert result.exit_code == 0 and "1 passed" in result.output
     assert re.search(r"no tests ran|not found|ERROR", warm(env, "tests/test_one.py").output)
+
+
+def test_a_test_that_freezes_the_runner_cannot_hang_the_env(sandboxed_env):
+    """SIGSTOP to the warm process (same user, so allowed): the call ends at its timeout
+    plus the runner's grace, the frozen runner is discarded, the next call runs."""
+    env = sandboxed_env
+    write(env, "tests/test_freeze.py", "import os, signal\ndef test_freeze():\n    os.kill(os.getppid(), signal.SIGSTOP)\n")
+    ctx = env._tools
+    start = time.monotonic()
+    result = visible_tests.run(ctx.sandbox, ctx.mounts(), ["-q", "tests/test_freeze.py"], 2)
+    assert result.timed_out and time.monotonic() - start < 2 + visible_tests._GRACE_S + 10
+    write(env, "tests/test_freeze.py", "def test_fine():\n    pass\n")
+    assert warm(env, "tests/test_freeze.py").exit_code == 0
