@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from stamina_gym import safetree, visible_tests
 from stamina_gym.errors import ToolError
-from stamina_gym.sandbox import REPO_MOUNT, Mount, RunResult, Sandbox
+from stamina_gym.sandbox import PYTEST_ENVIRONMENT, REPO_MOUNT, Mount, RunResult, Sandbox
 from stamina_gym.workspace import Workspace
 
 _MAX_READ_FILE_BYTES = 2 * 1024 * 1024
@@ -260,7 +260,8 @@ def run_tests(ctx: ToolContext, args: list | None = None) -> str:
     args = ["-q", "-p", "no:cacheprovider", "--color=no", *(str(a) for a in (args or []))]
     result = visible_tests.run(ctx.sandbox, ctx.mounts(), args, ctx.timeout_s)
     if result is None:  # no warm runner in this sandbox: a cold interpreter
-        result = ctx.sandbox.run([ctx.sandbox.python, "-m", "pytest", *args], mounts=ctx.mounts(), timeout=ctx.timeout_s)
+        argv = [ctx.sandbox.python, "-m", "pytest", *args]
+        result = ctx.sandbox.run(argv, mounts=ctx.mounts(), timeout=ctx.timeout_s, env=PYTEST_ENVIRONMENT)
     # Durations are dropped so that the same code gives the same observation.
     return _PYTEST_TIME.sub("", _format_run(result))
 

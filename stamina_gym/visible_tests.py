@@ -36,7 +36,7 @@ from typing import Sequence
 
 from stamina_gym.errors import SandboxError
 from stamina_gym.grading.harness import MARKER
-from stamina_gym.sandbox import Mount, RunResult, Sandbox
+from stamina_gym.sandbox import PYTEST_ENVIRONMENT, Mount, RunResult, Sandbox
 from stamina_gym.sandbox.output import HARD_OUTPUT_LIMIT, Capture
 from stamina_gym.sandbox.service import LineService
 
@@ -88,7 +88,8 @@ def _runner(sandbox: Sandbox, mounts: Sequence[Mount]) -> LineService | None:
         runner.service.close()
     folder = _harness_folder()
     argv = [sandbox.python, "-s", "-B", f"{HARNESS_MOUNT}/harness.py", "--serve-visible"]
-    service = sandbox.serve(argv, mounts=[*mounts, Mount(folder, HARNESS_MOUNT)], prefix=MARKER)
+    service = sandbox.serve(argv, mounts=[*mounts, Mount(folder, HARNESS_MOUNT)], prefix=MARKER,
+                            env=PYTEST_ENVIRONMENT)
     _RUNNERS[sandbox] = _Runner(service, layout)
     return service
 

@@ -11,6 +11,7 @@ import pytest
 
 from conftest import act, mini_env
 from stamina_gym import tools, visible_tests
+from stamina_gym.sandbox import PYTEST_ENVIRONMENT
 
 
 def write(env, rel: str, text: str) -> None:
@@ -23,7 +24,7 @@ def write(env, rel: str, text: str) -> None:
 def cold(env, *args: str) -> tuple[int, str]:
     ctx = env._tools
     argv = [ctx.sandbox.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no", *args]
-    result = ctx.sandbox.run(argv, mounts=ctx.mounts(), timeout=60)
+    result = ctx.sandbox.run(argv, mounts=ctx.mounts(), timeout=60, env=PYTEST_ENVIRONMENT)
     return result.exit_code, tools._PYTEST_TIME.sub("", result.output)
 
 
@@ -134,7 +135,8 @@ def test_cpu_limit_holds_for_each_call(backend):
         write(env, "tests/test_spin.py", "def test_spin():\n    while True:\n        pass\n")
         result = warm(env, "tests/test_spin.py")
         ctx = env._tools
-        baseline = ctx.sandbox.run([ctx.sandbox.python, "-m", "pytest", "-q", "tests/test_spin.py"], mounts=ctx.mounts(), timeout=60)
+        baseline = ctx.sandbox.run([ctx.sandbox.python, "-m", "pytest", "-q", "tests/test_spin.py"], mounts=ctx.mounts(), timeout=60,
+                                    env=PYTEST_ENVIRONMENT)
         # the kernel ends it at the CPU limit (soft and hard alike: SIGKILL), long before the wall clock
         assert (result.signal, result.limit, result.timed_out) == (baseline.signal, baseline.limit, False), (result, baseline)
         assert result.signal == 9 and result.duration_s < 30
@@ -142,6 +144,24 @@ def test_cpu_limit_holds_for_each_call(backend):
         assert warm(env, "tests/test_spin.py").exit_code == 0
     finally:
         env.close()
+
+
+def test_only_pytest_and_the_projects_own_plugins_load(sandboxed_env):
+    """The sandbox interpreter's installed plugins (anyio comes with the openai client,
+    a main dependency) stay out, as for the hidden tests and in the docker image; a plugin
+    the project names itself loads, on the warm runner and cold alike."""
+    env = sandboxed_env
+    write(env, "plugin_of_mine.py", "def pytest_configure(config):\n    config.mine = True\n")
+    write(env, "tests/conftest.py", "pytest_plugins = ['plugin_of_mine']\n")
+    write(env, "tests/test_plugins.py", (
+        "def test_plugins(request):\n"
+        "    manager = request.config.pluginmanager\n"
+        "    assert request.config.mine and not manager.hasplugin('anyio')\n"))  # fmt: skip
+    assert warm(env, "tests/test_plugins.py").exit_code == 0
+    assert cold(env, "tests/test_plugins.py")[0] == 0
+    installed = env._tools.sandbox.run([env._tools.sandbox.python, "-m", "pytest", "-q", "tests/test_plugins.py"],
+                                       mounts=env._tools.mounts(), timeout=60)  # fmt: skip
+    assert installed.exit_code == 1 and "hasplugin" in installed.output  # the check can fail: anyio is there
 
 
 def test_the_runner_follows_a_work_tree_laid_again(sandboxed_env):

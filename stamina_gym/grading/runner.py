@@ -33,7 +33,7 @@ from stamina_gym.grading import canaries as canary_plan
 from stamina_gym.grading.grade import Canaries
 from stamina_gym.grading.harness import MARKER
 from stamina_gym.grading.report import Outcome
-from stamina_gym.sandbox import REPO_MOUNT, Mount, RunResult, Sandbox
+from stamina_gym.sandbox import PYTEST_ENVIRONMENT, REPO_MOUNT, Mount, RunResult, Sandbox
 from stamina_gym.sandbox.service import LineService
 from stamina_gym.task import Task, Turn
 from stamina_gym.workspace import MAX_BYTES, MAX_FILES
@@ -230,7 +230,7 @@ def run_hidden_tests(
                 (grade_dir / "job.json").write_text(json.dumps(job), encoding="utf-8")
                 command = [sandbox.python, "-I", "-B", f"{GRADE_MOUNT}/harness.py", f"{GRADE_MOUNT}/job.json",
                            GRADE_MOUNT, REPO_MOUNT]  # fmt: skip
-                run = sandbox.run(command, mounts=_mounts(stage), timeout=timeout + 30, env=_HARNESS_ENV,
+                run = sandbox.run(command, mounts=_mounts(stage), timeout=timeout + 30, env=PYTEST_ENVIRONMENT,
                                   max_output_chars=_REPORT_CHARS)  # fmt: skip
         except SandboxError as exc:
             return HiddenRun(None, None, canaries, str(exc))
@@ -242,7 +242,6 @@ def run_hidden_tests(
             safetree.rmtree(stage)
 
 
-_HARNESS_ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
 def _mounts(stage: Path) -> list[Mount]:
@@ -276,7 +275,7 @@ def _warm_runner(sandbox: Sandbox, scratch: Path) -> _Warm | None:
     shutil.copyfile(Path(__file__).with_name("harness.py"), root / "grade" / "harness.py")
     sandbox.prepare(root / "src")
     argv = [sandbox.python, "-I", "-B", f"{GRADE_MOUNT}/harness.py", "--serve", GRADE_MOUNT, REPO_MOUNT]
-    service = sandbox.serve(argv, mounts=_mounts(root), prefix=MARKER, env=_HARNESS_ENV)
+    service = sandbox.serve(argv, mounts=_mounts(root), prefix=MARKER, env=PYTEST_ENVIRONMENT)
     _WARM[sandbox] = warm = _Warm(root, service)
     return warm
 

@@ -54,6 +54,14 @@ class RunResult:
 
 
 
+#: The environment of every pytest the env starts (hidden tests and ``run_tests``): the
+#: plugins that load are pytest's own and those the project names (``-p``, conftest
+#: ``pytest_plugins``), not whatever the sandbox's interpreter has installed, so a run
+#: sees the same plugins on both backends and as the grader. (Installed plugins would also
+#: be assertion-rewritten afresh on every run: no bytecode is written in a sandbox.)
+PYTEST_ENVIRONMENT = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+
 def command_environment(extra: Mapping[str, str] | None, bin_dirs: str = "") -> dict[str, str]:
     """The whole environment of a sandboxed command (nothing is inherited from the env's
     own process): a fixed base, ``bin_dirs`` first on PATH, then the caller's ``extra``."""
