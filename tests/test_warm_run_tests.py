@@ -159,6 +159,8 @@ def test_only_pytest_and_the_projects_own_plugins_load(sandboxed_env):
         "    assert request.config.mine and not manager.hasplugin('anyio')\n"))  # fmt: skip
     assert warm(env, "tests/test_plugins.py").exit_code == 0
     assert cold(env, "tests/test_plugins.py")[0] == 0
+    if env._sandbox.isolation == "docker":
+        return  # the image holds pytest alone
     installed = env._tools.sandbox.run([env._tools.sandbox.python, "-m", "pytest", "-q", "tests/test_plugins.py"],
                                        mounts=env._tools.mounts(), timeout=60)  # fmt: skip
     assert installed.exit_code == 1 and "hasplugin" in installed.output  # the check can fail: anyio is there
