@@ -73,7 +73,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from stamina_gym.env import StaminaEnv
     from stamina_gym.sandbox.local import LocalSandbox
     from stamina_gym.task import load_task
-    from stamina_gym.validate import mutation_check, task_counts, validate_task
+    from stamina_gym.validate import check_interfaces, mutation_check, task_counts, validate_task
 
     if args.tasks:
         os.environ["STAMINA_GYM_TASKS"] = os.pathsep.join([*args.tasks, os.environ.get("STAMINA_GYM_TASKS", "")])
@@ -89,6 +89,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
           f"{sum(len(t.test_ids) for t in task.turns)} hidden tests", flush=True)
     for key, value in task_counts(task).items():
         print(f"  {key}: {value}")
+    if args.interfaces:
+        found = check_interfaces(task, progress=lambda line: print(line, flush=True))
+        for problem in found:
+            print(f"PROBLEM {problem}")
+        print("every interface the tests use is named" if not found else f"INVALID: {len(found)} unnamed interface(s)")
+        return 0 if not found else 1
     sandbox = LocalSandbox(SandboxConfig(), hidden=[task.root])
     variants = [None] if not task.meta.params else [_params_of_seed(config, seed) for seed in args.seeds]
     problems = []
@@ -298,6 +304,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="also run the mutation check: up to N mutants per turn, kill rate per turn")
     val.add_argument("--from", dest="first", type=int, default=1, metavar="N",
                      help="check only the turns from N on (earlier ones are replayed); default 1")
+    val.add_argument("--interfaces", action="store_true",
+                     help="only check that the tests use named interfaces (replays the patches, runs no test)")
     val.set_defaults(func=cmd_validate)
     from stamina_gym.evaluation.command import add_parser as add_eval_parser
 

@@ -1,7 +1,8 @@
 """Check that a task is valid: replay every reference patch from the seed and require, at
 every state, that the last turn's tests pass, earlier tests still in force pass, the
 next turn's tests all fail (so each test discriminates), the consistency rules in force
-hold and the reference patch stays within the paths its turn declares."""
+hold, the reference patch stays within the paths its turn declares, and every product
+name the turn's tests use was named to the agent (``stamina_gym.interfaces``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping
 
-from stamina_gym import costs, mutants
+from stamina_gym import costs, interfaces, mutants
 from stamina_gym.config import SandboxConfig
 from stamina_gym.errors import PatchError, TaskError
 from stamina_gym.grading.grade import by_base_id
@@ -101,12 +102,46 @@ def validate_task(
             found = _check_state(task, state, workspace, sandbox, root, params)
             if state > 0:
                 found += _check_conventions(task, task.turns[state - 1], workspace)
+                found += _check_interfaces(task, task.turns[state - 1], workspace, params)
             found += [Problem(turn, message) for turn, message in check_dialogue_state(task, state, workspace, sandbox, root)]
             problems += found
             progress(f"state after turn {state:>3}/{len(task.turns)}: " + ("ok" if not found else f"{len(found)} problem(s)"))
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return problems
+
+
+def check_interfaces(
+    task: Task, *, params: Mapping[str, str | int] | None = None, progress: Callable[[str], None] = lambda line: None,
+) -> list[Problem]:
+    """The interface check alone (no test runs, seconds): every turn's tests use only
+    product names the agent was told about, read against the reference after the turn."""
+    params = dict(params) if params is not None else task.choose_params(lambda n: 0)
+    root = Path(tempfile.mkdtemp(prefix="stamina-interfaces-"))
+    problems = []
+    try:
+        workspace = Workspace(root / "ws", task.seed_dir)
+        workspace.reset()
+        for turn in task.turns:
+            try:
+                workspace.apply_patch(task.reference_patch(turn, params))
+            except PatchError as exc:
+                problems.append(Problem(turn.index, f"reference patch does not apply: {exc}"))
+                break
+            found = _check_interfaces(task, turn, workspace, params)
+            problems += found
+            progress(f"turn {turn.index:>3}/{len(task.turns)}: " + ("ok" if not found else f"{len(found)} unnamed"))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return problems
+
+
+def _check_interfaces(task: Task, turn: Turn, workspace: Workspace, params: Mapping[str, str | int]) -> list[Problem]:
+    texts, _ = read_tree(workspace.path, 1 << 20, 10_000)
+    tree = {rel: data.decode("utf-8", "replace") for rel, data in texts.items()}
+    return [Problem(turn.index, f"{use}: named by no prompt of this or an earlier turn (every paraphrase), "
+                                "the seed or a spec answer")  # fmt: skip
+            for use in interfaces.check_turn(task, turn, tree, params)]
 
 
 def _check_conventions(task: Task, turn: Turn, workspace: Workspace) -> list[Problem]:
