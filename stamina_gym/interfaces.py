@@ -188,6 +188,8 @@ def uses(source: str, file: str, tops: Iterable[str]) -> list[Use]:
              for arg in [*node.args, *(k.value for k in node.keywords)] for sub in ast.walk(arg)
              if isinstance(arg, (ast.Constant, ast.JoinedStr))}  # fmt: skip
 
+    local = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
     def add(kind: str, name: str, node: ast.AST) -> None:
         found.append(Use(kind, name, file, getattr(node, "lineno", 0)))
 
@@ -203,7 +205,8 @@ def uses(source: str, file: str, tops: Iterable[str]) -> list[Use]:
         elif isinstance(node, ast.Attribute) and derived(node.value) and not (
                 isinstance(node.value, ast.Name) and node.value.id in raised):  # fmt: skip
             add("attribute", node.attr, node)
-        elif isinstance(node, ast.Call) and derived(node.func):
+        elif isinstance(node, ast.Call) and derived(node.func) and not (
+                isinstance(node.func, ast.Name) and node.func.id in local):  # a helper of the test's own
             callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
             for keyword in node.keywords:
                 if keyword.arg:  # a class's keywords are its fields, named as attributes are
