@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from stamina_gym.quality.measure import read_tree
 from stamina_gym.task import Task, Turn, render_params
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -386,11 +387,5 @@ def check_turn(task: Task, turn: Turn, tree: Mapping[str, str], params: Mapping[
 
 @functools.lru_cache(maxsize=8)
 def _read_seed(root: Path) -> dict[str, str]:
-    texts = {}
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and ".git" not in path.parts:
-            try:
-                texts[path.relative_to(root).as_posix()] = path.read_text(encoding="utf-8")
-            except UnicodeDecodeError:
-                continue
-    return texts
+    texts, _ = read_tree(root, 1 << 20, 10_000)
+    return {rel: data.decode("utf-8", "replace") for rel, data in texts.items()}

@@ -87,28 +87,43 @@ def validate_task(
     try:
         workspace = Workspace(root / "ws", task.seed_dir)
         workspace.reset()
+        states = _replayed(task, params, workspace, problems)
         for state in range(len(task.turns) + 1):
-            if state > 0:
-                turn = task.turns[state - 1]
-                try:
-                    workspace.apply_patch(task.reference_patch(turn, params))
-                except PatchError as exc:
-                    problems.append(Problem(state, f"reference patch does not apply: {exc}"))
-                    break
-                workspace.commit(f"turn {state}")
+            if state > 0 and next(states, None) is None:
+                break
             if state < first - 1:
                 continue
             sandbox.prepare(workspace.path)
             found = _check_state(task, state, workspace, sandbox, root, params)
             if state > 0:
-                found += _check_conventions(task, task.turns[state - 1], workspace)
-                found += _check_interfaces(task, task.turns[state - 1], workspace, params)
+                turn, tree = task.turns[state - 1], _texts(workspace)
+                found += _check_conventions(task, turn, workspace, tree)
+                found += _check_interfaces(task, turn, tree, params)
             found += [Problem(turn, message) for turn, message in check_dialogue_state(task, state, workspace, sandbox, root)]
             problems += found
             progress(f"state after turn {state:>3}/{len(task.turns)}: " + ("ok" if not found else f"{len(found)} problem(s)"))
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return problems
+
+
+def _replayed(task: Task, params: Mapping[str, str | int], workspace: Workspace, problems: list[Problem]):
+    """Apply each reference patch to ``workspace`` (at the seed) and commit it, yielding
+    ``(turn, patch)`` after each; a patch that does not apply is a problem and ends it."""
+    for turn in task.turns:
+        patch = task.reference_patch(turn, params)
+        try:
+            workspace.apply_patch(patch)
+        except PatchError as exc:
+            problems.append(Problem(turn.index, f"reference patch does not apply: {exc}"))
+            return
+        workspace.commit(f"turn {turn.index}")
+        yield turn, patch
+
+
+def _texts(workspace: Workspace) -> dict[str, str]:
+    texts, _ = read_tree(workspace.path, 1 << 20, 10_000)
+    return {rel: data.decode("utf-8", "replace") for rel, data in texts.items()}
 
 
 def check_interfaces(
@@ -118,17 +133,12 @@ def check_interfaces(
     product names the agent was told about, read against the reference after the turn."""
     params = dict(params) if params is not None else task.choose_params(lambda n: 0)
     root = Path(tempfile.mkdtemp(prefix="stamina-interfaces-"))
-    problems = []
+    problems: list[Problem] = []
     try:
         workspace = Workspace(root / "ws", task.seed_dir)
         workspace.reset()
-        for turn in task.turns:
-            try:
-                workspace.apply_patch(task.reference_patch(turn, params))
-            except PatchError as exc:
-                problems.append(Problem(turn.index, f"reference patch does not apply: {exc}"))
-                break
-            found = _check_interfaces(task, turn, workspace, params)
+        for turn, _ in _replayed(task, params, workspace, problems):
+            found = _check_interfaces(task, turn, _texts(workspace), params)
             problems += found
             progress(f"turn {turn.index:>3}/{len(task.turns)}: " + ("ok" if not found else f"{len(found)} unnamed"))
     finally:
@@ -136,20 +146,16 @@ def check_interfaces(
     return problems
 
 
-def _check_interfaces(task: Task, turn: Turn, workspace: Workspace, params: Mapping[str, str | int]) -> list[Problem]:
-    texts, _ = read_tree(workspace.path, 1 << 20, 10_000)
-    tree = {rel: data.decode("utf-8", "replace") for rel, data in texts.items()}
+def _check_interfaces(task: Task, turn: Turn, tree: Mapping[str, str], params: Mapping[str, str | int]) -> list[Problem]:
     return [Problem(turn.index, f"{use}: named by no prompt of this or an earlier turn (every paraphrase), "
                                 "the seed or a spec answer")  # fmt: skip
             for use in interfaces.check_turn(task, turn, tree, params)]
 
 
-def _check_conventions(task: Task, turn: Turn, workspace: Workspace) -> list[Problem]:
-    """The reference state keeps every rule in force, and the reference patch stays
-    within the paths the turn declares."""
-    texts, _ = read_tree(workspace.path, 1 << 20, 10_000)
-    decoded = {rel: data.decode("utf-8", "replace") for rel, data in texts.items()}
-    _, violations = check_rules(task.meta.rules, decoded, turn.index)
+def _check_conventions(task: Task, turn: Turn, workspace: Workspace, tree: Mapping[str, str]) -> list[Problem]:
+    """The reference state (``tree``: path -> text) keeps every rule in force, and the
+    reference patch stays within the paths the turn declares."""
+    _, violations = check_rules(task.meta.rules, dict(tree), turn.index)
     problems = [Problem(turn.index, f"the reference breaks rule {v.rule} at {v.file}:{v.line}: {v.message}") for v in violations]
     changed = workspace.numstat("HEAD~1")
     for path in scope_result(turn, "strict", changed)["outside"]:
@@ -212,10 +218,8 @@ def mutation_check(
     try:
         workspace = Workspace(root / "ws", task.seed_dir)
         workspace.reset()
-        for turn in task.turns:
-            patch = task.reference_patch(turn, params)
-            workspace.apply_patch(patch)
-            workspace.commit(f"turn {turn.index}")
+        unapplied: list[Problem] = []
+        for turn, patch in _replayed(task, params, workspace, unapplied):
             if turn.index < first:
                 continue
             files = {path: (workspace.path / path).read_text(encoding="utf-8") for path in mutants.added_lines(patch)
@@ -237,6 +241,8 @@ def mutation_check(
             results.append(TurnKills(turn.index, len(chosen), killed, tuple(survivors)))
             rate = f"{killed}/{len(chosen)} killed" if chosen else "no mutable lines"
             progress(f"turn {turn.index:>3}/{len(task.turns)} {turn.id}: {rate}")
+        if unapplied:
+            raise PatchError(str(unapplied[0]))
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return results
