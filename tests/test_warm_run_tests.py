@@ -159,6 +159,11 @@ def test_only_pytest_and_the_projects_own_plugins_load(sandboxed_env):
         "    assert request.config.mine and not manager.hasplugin('anyio')\n"))  # fmt: skip
     assert warm(env, "tests/test_plugins.py").exit_code == 0
     assert cold(env, "tests/test_plugins.py")[0] == 0
+    # a call that turns autoload back on changes its own process only, not the next call's
+    write(env, "tests/test_unset.py", "import os\ndef test_unset():\n    os.environ.pop('PYTEST_DISABLE_PLUGIN_AUTOLOAD')\n"
+                                      "    os.environ['PYTEST_ADDOPTS'] = '-p anyio'\n")  # fmt: skip
+    assert warm(env, "tests/test_unset.py").exit_code == 0
+    assert warm(env, "tests/test_plugins.py").exit_code == 0
     if env._sandbox.isolation == "docker":
         return  # the image holds pytest alone
     installed = env._tools.sandbox.run([env._tools.sandbox.python, "-m", "pytest", "-q", "tests/test_plugins.py"],
