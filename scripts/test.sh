@@ -4,10 +4,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-# Docker tests run wherever an engine answers (the image is built first, once per recipe).
+# Docker tests run wherever an engine answers (the images are built first, once per recipe:
+# the default one, and the trixie one that validation compares Python versions with).
 if problem=$(.venv/bin/python -c 'from stamina_gym.sandbox.docker import engine_problem as p; print(p() or "")') && [ -z "$problem" ]; then
   echo "test.sh: a Docker engine answers: the docker sandbox tests run" >&2
   .venv/bin/stamina-gym docker-build
+  .venv/bin/stamina-gym docker-build --debian trixie
 else
   echo "test.sh: docker sandbox tests are SKIPPED: ${problem:-the engine check failed}" >&2
 fi

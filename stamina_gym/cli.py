@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from stamina_gym.errors import StaminaError
+from stamina_gym.sandbox.image import SUITES
 
 
 def _parse_agent_args(pairs: list[str]) -> dict[str, str]:
@@ -69,9 +70,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     import gymnasium as gym
 
     import stamina_gym
-    from stamina_gym.config import EnvConfig, SandboxConfig
+    from stamina_gym.config import EnvConfig
     from stamina_gym.env import StaminaEnv
-    from stamina_gym.sandbox.local import LocalSandbox
     from stamina_gym.task import load_task
     from stamina_gym.validate import check_interfaces, mutation_check, task_counts, validate_task
 
@@ -95,23 +95,40 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(f"PROBLEM {problem}")
         print("every interface the tests use is named" if not found else f"INVALID: {len(found)} unnamed interface(s)")
         return 0 if not found else 1
-    sandbox = LocalSandbox(SandboxConfig(), hidden=[task.root])
     variants = [None] if not task.meta.params else [_params_of_seed(config, seed) for seed in args.seeds]
-    problems = []
-    for seed, params in zip(args.seeds, variants):
-        if params is not None:
-            print(f"seed {seed}: params {params}", flush=True)
-        found = validate_task(task, sandbox=sandbox, params=params, first=args.first, progress=lambda line: print(line, flush=True))
-        problems += found
-        for problem in found:
-            print(f"PROBLEM {problem}" + (f" (seed {seed})" if params is not None else ""))
+    wheres = args.sandbox or ["local"]
+    found_on: dict[str, set[str]] = {}
+    versions: dict[str, str] = {}
+    for where in wheres:
+        sandbox = _validation_sandbox(where, task)
+        try:
+            versions[where] = sandbox.python_version()
+            print(f"sandbox {where}: Python {versions[where]}", flush=True)
+            found_on[where] = set()
+            for seed, params in zip(args.seeds, variants):
+                if params is not None:
+                    print(f"seed {seed}: params {params}", flush=True)
+                found = validate_task(task, sandbox=sandbox, params=params, first=args.first,
+                                      progress=lambda line: print(line, flush=True))  # fmt: skip
+                for problem in found:
+                    line = f"{problem}" + (f" (seed {seed})" if params is not None else "")
+                    found_on[where].add(line)
+                    print(f"PROBLEM {line}" + (f" [{where}]" if len(wheres) > 1 else ""))
+        finally:
+            sandbox.close()
     if not task.meta.params:
         print("the task has no params: one variant validated")
+    problems = set().union(*found_on.values())
+    _report_python_versions(task, found_on, versions)
     print("valid" if not problems else f"INVALID: {len(problems)} problem(s)")
     if args.mutants and not problems:
         print(f"mutation check: up to {args.mutants} mutants of each reference patch's added lines", flush=True)
-        kills = mutation_check(task, per_turn=args.mutants, sandbox=sandbox, params=variants[0], first=args.first,
-                               progress=lambda line: print(line, flush=True))  # fmt: skip
+        sandbox = _validation_sandbox(wheres[0], task)
+        try:
+            kills = mutation_check(task, per_turn=args.mutants, sandbox=sandbox, params=variants[0], first=args.first,
+                                   progress=lambda line: print(line, flush=True))  # fmt: skip
+        finally:
+            sandbox.close()
         for turn in kills:
             for survivor in turn.survivors:
                 print(f"  survived (turn {turn.turn}): {survivor}")
@@ -120,6 +137,32 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"mutants killed: {killed}/{tried} ({killed / tried:.0%})" if tried else "no mutants")
         print(f"turns below 50%: {weak}" if weak else "no turn below 50%")
     return 0 if not problems else 1
+
+
+def _validation_sandbox(where: str, task):
+    """``local`` (the host's Python), ``docker`` or ``docker:<debian release>``."""
+    from stamina_gym.config import SandboxConfig
+    from stamina_gym.sandbox import SANDBOXES
+
+    kind, _, debian = where.partition(":")
+    if kind not in ("local", "docker") or (debian and kind != "docker"):
+        raise StaminaError(f"--sandbox {where!r}: expected local, docker or docker:<debian release>")
+    config = SandboxConfig(kind=kind, **({"docker_debian": debian} if debian else {}))
+    return SANDBOXES.load(kind)(config, hidden=[task.root])
+
+
+def _report_python_versions(task, found_on: dict[str, set[str]], versions: dict[str, str]) -> None:
+    """Name the problems that some Pythons show and others do not, and the versions the
+    reference passed on that ``task.yaml`` does not list (or lists but were not tried)."""
+    if len(found_on) > 1:
+        for line in sorted(set().union(*found_on.values()) - set.intersection(*found_on.values())):
+            on = [f"{where} (Python {versions[where]})" for where in found_on if line in found_on[where]]
+            print(f"DEPENDS ON THE PYTHON VERSION: {line}; found on {', '.join(on)} only")
+    passed = sorted({".".join(versions[where].split(".")[:2]) for where, found in found_on.items() if not found})
+    unlisted = [v for v in passed if v not in task.meta.python]
+    if unlisted:
+        print(f"the reference passes on Python {', '.join(unlisted)}, which task.yaml's python: does not list "
+              f"({list(task.meta.python)}); add it so envs on it do not warn")  # fmt: skip
 
 
 def _params_of_seed(config, seed: int) -> dict:
@@ -220,12 +263,12 @@ def cmd_docker_clean(args: argparse.Namespace) -> int:
 
 
 def cmd_docker_build(args: argparse.Namespace) -> int:
-    from stamina_gym.sandbox.image import build, image_tag
+    from stamina_gym.sandbox.image import build, image_tag, recipe
 
     if args.print_tag:
-        print(image_tag())
+        print(image_tag(recipe(args.debian)))
         return 0
-    print(build(mirror=args.mirror, force=args.force))
+    print(build(suite=args.debian, mirror=args.mirror, force=args.force))
     return 0
 
 
@@ -304,6 +347,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="also run the mutation check: up to N mutants per turn, kill rate per turn")
     val.add_argument("--from", dest="first", type=int, default=1, metavar="N",
                      help="check only the turns from N on (earlier ones are replayed); default 1")
+    val.add_argument("--sandbox", action="append", metavar="WHERE",
+                     help="run the reference in local (the host's Python), docker or docker:<debian release> "
+                          "(docker:trixie has Python 3.13); repeat it to compare Pythons (default: local)")
     val.add_argument("--interfaces", action="store_true",
                      help="only check that the tests use named interfaces (replays the patches, runs no test)")
     val.set_defaults(func=cmd_validate)
@@ -333,6 +379,8 @@ def build_parser() -> argparse.ArgumentParser:
     clean.add_argument("--stale", action="store_true", help="only those whose owning process has ended")
     clean.set_defaults(func=cmd_docker_clean)
     build = sub.add_parser("docker-build", help="build the docker sandbox image (skipped when its tag is present)")
+    build.add_argument("--debian", choices=SUITES, default=SUITES[0],
+                       help=f"Debian release of the image, which decides its Python (default {SUITES[0]}: 3.11; trixie: 3.13)")
     build.add_argument("--mirror", help="Debian mirror URI (default: this machine's apt sources)")
     build.add_argument("--force", action="store_true", help="rebuild even when the tag is present")
     build.add_argument("--print-tag", action="store_true", help="print the tag of the current recipe and exit")

@@ -151,7 +151,11 @@ class SandboxConfig(_Strict):
 
     docker_image: str | None = None
     """docker: the image to run; by default the tag that ``stamina-gym docker-build``
-    gives the recipe in ``stamina_gym/sandbox/image.py``."""
+    gives the recipe of ``docker_debian`` in ``stamina_gym/sandbox/image.py``."""
+
+    docker_debian: Literal["bookworm", "trixie"] = "bookworm"
+    """docker: the Debian release of the default image, which decides the sandbox's
+    Python (bookworm: 3.11, trixie: 3.13); built with ``stamina-gym docker-build --debian``."""
 
     cpus: float = Field(1.0, gt=0)
     """docker: CPUs the container may use at once (its CPU quota)."""

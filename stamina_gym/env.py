@@ -7,6 +7,7 @@ import re
 import string
 import tempfile
 import time
+import warnings
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
@@ -467,10 +468,27 @@ class StaminaEnv(gym.Env[dict, str]):
             sandbox_cls = SANDBOXES.load(self.config.sandbox.kind)
             hidden = [self._root, self.task.root, *([self._cache.root] if self._cache else [])]
             self._sandbox = sandbox_cls(self.config.sandbox, hidden=hidden)
+            self._warn_untried_python()
             self._workspace = Workspace(self._root / "ws", self.task.seed_dir)
             self._tools = ToolContext(self._workspace, self._sandbox, self.config.sandbox.timeout_s)
             self._reviewer = Reviewer(self.task, self.config.quality, self.config.mode, self._root / "scratch")
         return self._workspace
+
+    @property
+    def sandbox_python(self) -> str:
+        """The version of the Python the agent's code and the hidden tests run on."""
+        self._ensure_workspace()
+        return self._sandbox.python_version()
+
+    def _warn_untried_python(self) -> None:
+        validated = self.task.meta.python
+        version = self._sandbox.python_version()
+        if validated and ".".join(version.split(".")[:2]) not in validated:
+            warnings.warn(
+                f"the sandbox runs Python {version}, but task {self.task.id} v{self.task.meta.version} was validated "
+                f"on Python {', '.join(validated)} only: its hidden tests may judge the reference differently here",
+                RuntimeWarning, stacklevel=3,
+            )  # fmt: skip
 
     def reference_patch(self, index: int) -> str:
         """The reference patch of turn ``index`` (0-based) with this episode's params."""

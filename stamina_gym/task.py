@@ -59,6 +59,10 @@ class TaskMeta(_Strict):
     id: str
     version: int = Field(ge=1)
     """Bumped whenever turns, tests or patches change: results of different versions differ."""
+    python: tuple[str, ...] = ()
+    """The Python versions (``3.11``) the reference passed every hidden test on
+    (``stamina-gym validate --sandbox``). An env whose sandbox runs another one warns, and
+    every run records the sandbox's version."""
     title: str
     description: str
     phases: tuple[Phase, ...] = ()

@@ -9,7 +9,10 @@ import tarfile
 from pathlib import Path
 
 from stamina_gym.sandbox.docker import _pack, _unpack, owner_gone, owner_id
-from stamina_gym.sandbox.image import RECIPE, apt_sources, image_tag
+import pytest
+
+from stamina_gym.errors import SandboxError
+from stamina_gym.sandbox.image import RECIPE, SUITES, apt_sources, image_tag, recipe, sources_for
 
 
 def test_tag_is_a_hash_of_the_recipe():
@@ -17,6 +20,25 @@ def test_tag_is_a_hash_of_the_recipe():
     assert image_tag().startswith("stamina-gym-sandbox:")
     changed = {**RECIPE, "packages": [*RECIPE["packages"], "git"]}
     assert image_tag(changed) != image_tag()
+    assert image_tag(recipe("trixie")) != image_tag() == image_tag(recipe(SUITES[0]))
+    with pytest.raises(SandboxError, match="no sandbox image recipe for Debian 'sid'; there is one for bookworm, trixie"):
+        recipe("sid")
+
+
+def test_a_release_apt_does_not_list_comes_from_the_mirror_of_the_machines_own(tmp_path):
+    (tmp_path / "sources.list").write_text(
+        "deb http://mirror.invalid/debian bookworm main\ndeb http://mirror.invalid/debian bookworm-updates main\n"
+        "deb http://sec.invalid/debian-security bookworm-security main\n"
+    )
+    os_release = tmp_path / "os-release"
+    os_release.write_text('PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nVERSION_CODENAME=bookworm\n')
+    text = sources_for("trixie", tmp_path, os_release)
+    assert "URIs: http://mirror.invalid/debian\nSuites: trixie\n" in text
+    assert "Suites: trixie-updates" in text and "URIs: http://sec.invalid/debian-security\nSuites: trixie-security" in text
+    assert "bookworm" not in text
+    assert sources_for("bookworm", tmp_path, os_release) == apt_sources("bookworm", tmp_path)
+    os_release.write_text("ID=debian\n")  # no codename: nothing to derive from
+    assert sources_for("trixie", tmp_path, os_release) == ""
 
 
 def test_apt_sources_keep_only_the_suite_and_its_updates(tmp_path):

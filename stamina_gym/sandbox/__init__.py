@@ -101,6 +101,10 @@ class Sandbox(Protocol):
     def prepare(self, path: Path) -> None:
         """Make ``path`` (a tree the env wrote) writable by the sandbox's user."""
 
+    def python_version(self) -> str:
+        """The version of ``python`` (``3.11.2``): hidden tests may judge differently on
+        another one, so it is recorded with every run."""
+
     def serve(
         self, argv: Sequence[str], *, mounts: Sequence[Mount], prefix: str, cwd: str = REPO_MOUNT,
         env: Mapping[str, str] | None = None,

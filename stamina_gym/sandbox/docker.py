@@ -50,7 +50,7 @@ from stamina_gym import safetree
 from stamina_gym.config import SandboxConfig
 from stamina_gym.errors import SandboxError
 from stamina_gym.sandbox import REPO_MOUNT, Mount, RunResult, command_environment
-from stamina_gym.sandbox.image import BUILD_COMMAND, image_tag
+from stamina_gym.sandbox.image import BUILD_COMMAND, image_tag, recipe
 from stamina_gym.sandbox.output import Capture
 from stamina_gym.sandbox.service import LineService
 
@@ -83,6 +83,10 @@ scratch=(/tmp/* /dev/shm/* /dev/mqueue/*)
 if ((${#scratch[@]})); then chmod -R u+rwX "${scratch[@]}" 2>/dev/null; rm -rf "${scratch[@]}" 2>/dev/null; fi
 exit "$status"
 """
+
+
+_PYTHON_VERSIONS: dict[str, str] = {}
+"""Image id -> the version of its Python."""
 
 
 def _docker():
@@ -122,14 +126,15 @@ class DockerSandbox:
 
     def __init__(self, config: SandboxConfig, *, hidden: Sequence[Path] = ()) -> None:
         self.config = config
-        self.image = config.docker_image or image_tag()
+        self.image = config.docker_image or image_tag(recipe(config.docker_debian))
         self._client = connect()
         docker = _docker()
         try:
-            self._client.images.get(self.image)
+            self._image_id = self._client.images.get(self.image).id
         except docker.errors.ImageNotFound:
             self._client.close()
-            raise SandboxError(f"the docker sandbox image {self.image} is missing: build it with {BUILD_COMMAND}") from None
+            build = BUILD_COMMAND if config.docker_debian == "bookworm" else f"stamina-gym docker-build --debian {config.docker_debian}"
+            raise SandboxError(f"the docker sandbox image {self.image} is missing: build it with {build}") from None
         except docker.errors.DockerException as exc:
             self._client.close()
             raise SandboxError(f"could not look up the image {self.image}: {exc}") from None
@@ -268,6 +273,16 @@ class DockerSandbox:
                               exit_code=exit_code, **hooks)  # fmt: skip
         self._services.append(service)
         return service.start(cfg.timeout_s)
+
+    def python_version(self) -> str:
+        if self._image_id not in _PYTHON_VERSIONS:
+            argv = [self.python, "-c", "import platform; print(platform.python_version())"]
+            try:
+                out = self._client.containers.run(self.image, argv, remove=True, network_mode="none", user=str(self.uid))
+            except _docker().errors.DockerException as exc:
+                raise SandboxError(f"could not read the Python version of {self.image}: {exc}") from None
+            _PYTHON_VERSIONS[self._image_id] = out.decode().strip()
+        return _PYTHON_VERSIONS[self._image_id]
 
     def close(self) -> None:
         """Remove this env's containers (and their volumes)."""

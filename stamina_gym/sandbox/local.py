@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import platform
 import re
 import resource
 import selectors
@@ -125,6 +126,9 @@ class LocalSandbox:
         self.python = sys.executable
         self._filesystem = _filesystem_args(shown_paths(), self._hidden)
         self._services: list[LineService] = []
+
+    def python_version(self) -> str:
+        return platform.python_version()  # ``python`` is this interpreter
 
     @staticmethod
     def _choose_isolation(wanted: str) -> str:
