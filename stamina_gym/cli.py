@@ -90,7 +90,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for key, value in task_counts(task).items():
         print(f"  {key}: {value}")
     if args.interfaces:
-        found = check_interfaces(task, progress=lambda line: print(line, flush=True))
+        found = check_interfaces(task, progress=lambda line: print(line, flush=True), contract=args.contract)
         for problem in found:
             print(f"PROBLEM {problem}")
         print("every interface the tests use is named" if not found else f"INVALID: {len(found)} unnamed interface(s)")
@@ -352,6 +352,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "(docker:trixie has Python 3.13); repeat it to compare Pythons (default: local)")
     val.add_argument("--interfaces", action="store_true",
                      help="only check that the tests use named interfaces (replays the patches, runs no test)")
+    val.add_argument("--contract", action="store_true",
+                     help="with --interfaces: list each name every turn's tests use and the turn that told it")
     val.set_defaults(func=cmd_validate)
     from stamina_gym.evaluation.command import add_parser as add_eval_parser
 

@@ -29,6 +29,7 @@ The seed repository names every identifier in it.
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import re
 from dataclasses import dataclass
@@ -360,17 +361,21 @@ def _plain_words(text: str) -> str:
 # -- the check ---------------------------------------------------------------------------
 
 
-def check_turn(task: Task, turn: Turn, tree: Mapping[str, str], params: Mapping[str, str | int]) -> list[Use]:
-    """The uses in ``turn``'s hidden tests of product names nobody told the agent about;
-    ``tree`` is the reference's repository after the turn (path -> text)."""
+def contract(task: Task, turn: Turn, tree: Mapping[str, str], params: Mapping[str, str | int]) -> list[tuple[Use, str | None]]:
+    """Each product name ``turn``'s hidden tests use (the first use of each), with where
+    the agent was told it: ``"seed"``, ``"turn N"`` (the first turn naming it) or None
+    (nobody did). ``tree`` is the reference's repository after the turn (path -> text)."""
     seed = _read_seed(task.seed_dir)
     params_key = tuple(sorted(params.items()))
     tops = packages(tree)
     defined, spelt = definitions(tree, tops)
-    known = Told.repository(seed)
+    # what the agent knew after each source, the seed first: a dotted name may be told in
+    # parts (``todo.auth`` by one turn, ``HASH_ITERATIONS`` by a later one)
+    labels = ["seed", *(f"turn {earlier.index}" for earlier in task.turns[: turn.index])]
+    known = [Told.repository(seed)]
     for earlier in task.turns[: turn.index]:
-        known = known | _told_by_cached(earlier, params_key)
-    unnamed = []
+        known.append(known[-1] | _told_by_cached(earlier, params_key))
+    found: dict[tuple[str, str], tuple[Use, str | None]] = {}
     for path in turn.tests:
         source = path.read_text(encoding="utf-8")
         if task.meta.params:
@@ -380,9 +385,16 @@ def check_turn(task: Task, turn: Turn, tree: Mapping[str, str], params: Mapping[
                 continue  # data (an id in a path, a sort key), not a route or option of the product
             relevant = use.kind in ("module", "route", "flag", "env") or (
                 use.name in defined and use.name not in _BUILTIN_ATTRIBUTES and not use.name.startswith("__"))
-            if relevant and not known.names(use) and use not in unnamed:
-                unnamed.append(use)
-    return unnamed
+            if relevant and (use.kind, use.name) not in found:
+                first = bisect.bisect_left(range(len(known)), True, key=lambda i: known[i].names(use))
+                found[(use.kind, use.name)] = (use, labels[first] if first < len(known) else None)
+    return list(found.values())
+
+
+def check_turn(task: Task, turn: Turn, tree: Mapping[str, str], params: Mapping[str, str | int]) -> list[Use]:
+    """The uses in ``turn``'s hidden tests of product names nobody told the agent about;
+    ``tree`` is the reference's repository after the turn (path -> text)."""
+    return [use for use, where in contract(task, turn, tree, params) if where is None]
 
 
 @functools.lru_cache(maxsize=8)

@@ -128,9 +128,12 @@ def _texts(workspace: Workspace) -> dict[str, str]:
 
 def check_interfaces(
     task: Task, *, params: Mapping[str, str | int] | None = None, progress: Callable[[str], None] = lambda line: None,
+    contract: bool = False,
 ) -> list[Problem]:
     """The interface check alone (no test runs, seconds): every turn's tests use only
-    product names the agent was told about, read against the reference after the turn."""
+    product names the agent was told about, read against the reference after the turn.
+    With ``contract``, ``progress`` also gets each name a turn's tests use and where the
+    agent was told it (``interfaces.contract``)."""
     params = dict(params) if params is not None else task.choose_params(lambda n: 0)
     root = Path(tempfile.mkdtemp(prefix="stamina-interfaces-"))
     problems: list[Problem] = []
@@ -138,9 +141,13 @@ def check_interfaces(
         workspace = Workspace(root / "ws", task.seed_dir)
         workspace.reset()
         for turn, _ in _replayed(task, params, workspace, problems):
-            found = _check_interfaces(task, turn, _texts(workspace), params)
+            tree = _texts(workspace)
+            found = _check_interfaces(task, turn, tree, params)
             problems += found
             progress(f"turn {turn.index:>3}/{len(task.turns)}: " + ("ok" if not found else f"{len(found)} unnamed"))
+            if contract:
+                for use, where in interfaces.contract(task, turn, tree, params):
+                    progress(f"    {use.kind} {use.name!r} ({use.file}:{use.line}): {where or 'NOT NAMED'}")
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return problems

@@ -116,6 +116,23 @@ def test_a_name_counts_when_every_paraphrase_names_it_or_a_spec_answer_does(tmp_
     assert answered == set()
 
 
+def test_the_contract_says_which_turn_told_each_name(tmp_path):
+    first_test = "from shop.cart import Cart\n\ndef test_cart():\n    Cart().add_item('a', qty=2)\n"
+    root = write_task(tmp_path / "shop", ["In `shop/cart.py`, a `Cart` with `add_item(code, qty=1)`."] * 2, first_test)
+    second = root / "turns" / "02-empty"
+    shutil.copytree(root / "turns" / "01-cart", second)
+    spec = yaml.safe_load((second / "turn.yaml").read_text())
+    spec["prompts"] = ["Carts need `empty_out()` now.", "Add `empty_out()` to the cart."]
+    (second / "turn.yaml").write_text(yaml.safe_dump(spec))
+    (second / "tests" / "test_cart.py").write_text(CART_TEST)
+    task = load_task_dir(root)
+    told = {(use.kind, use.name): where for use, where in interfaces.contract(task, task.turns[1], REFERENCE, {})}
+    assert told == {("module", "shop.cart"): "turn 1", ("name", "Cart"): "turn 1", ("attribute", "add_item"): "turn 1",
+                    ("keyword", "qty"): "turn 1", ("attribute", "empty_out"): "turn 2", ("attribute", "sku"): None}  # fmt: skip
+    assert [str(use) for use in interfaces.check_turn(task, task.turns[1], REFERENCE, {})] == [
+        "02-empty/tests/test_cart.py:7: attribute 'sku'"]  # fmt: skip
+
+
 def test_the_todo_task_without_its_code_spans_shows_what_its_tests_rely_on(tmp_path):
     """The interfaces turns 30, 48 and 53 used before the prompts named them are found once
     the prompts stop naming code: the check sees what a test takes from the reference."""
