@@ -88,7 +88,8 @@ class StaminaEnv(gym.Env[dict, str]):
         test_pass (1.0) * fraction of this turn's tests passing
         + turn_bonus (0.5) if every one passes
         - regression (1.0) * fraction of the earlier tests run that passed when last run and fail now
-        + quality (1.0) * change of the code-quality score over the turn
+        + quality (1.0) * change over the turn of the code-quality score relative to the
+                          reference's at the same turn (a gain only if every test passes)
         - rule_violation (0.1) * consistency rules in force that the code breaks
         - out_of_scope (0.05) * files changed outside the turn's paths (strict mode only)
 
@@ -199,13 +200,13 @@ class StaminaEnv(gym.Env[dict, str]):
         workspace = self._ensure_workspace()
         workspace.reset()
         self._sandbox.prepare(workspace.path)
-        self._reviewer.reset()
         self._variants = [int(self.np_random.integers(len(t.spec.prompts))) for t in self.turns]
         self._turn, self._turn_steps, self._turn_start = 0, 0, workspace.head()
         self._passing: frozenset[str] = frozenset()
         self._started = time.monotonic()
         self._picked = [pick_values(t, lambda n: int(self.np_random.integers(n))) for t in self.turns]
         self._params = self.task.choose_params(lambda n: int(self.np_random.integers(n)))
+        self._reviewer.reset(self._params)
         self._regression_seed = int(self.np_random.integers(2**63))  # drawn last: earlier draws keep their values
         self._prompts: dict[int, str] = {}
         self._begin_turn()
@@ -347,7 +348,7 @@ class StaminaEnv(gym.Env[dict, str]):
             "tests": w.test_pass * grade.pass_fraction,
             "bonus": w.turn_bonus if grade.solved else 0.0,
             "regression": -w.regression * grade.regression_fraction,
-            **review.terms(w),
+            **review.terms(w, grade.solved),
         }
         if grade.failure_class == "infrastructure":
             return dict.fromkeys(terms, 0.0)

@@ -55,7 +55,7 @@ def test_a_full_episode_driven_by_tool_calls(chat):
     assert "Tiny calculator" in new[0]["content"] and new[1]["content"] == "applied patch to calc/__init__.py"
     assert "2/2 new checks passed" in new[2]["content"] and new[3]["content"].startswith("Turn 2")
     assert not done and info["grade"]["failure_class"] is None and len(info["steps"]) == 3
-    quality = info["grade"]["quality"]["score_delta"]  # reward.quality is 1.0
+    quality = info["grade"]["quality"]["relative_delta"]  # reward.quality is 1.0; 0 for the reference's code
     assert reward == pytest.approx(1.5 + quality - 3 * 0.001)
 
     # Turn 2: the patch, then the submit alone.
@@ -66,7 +66,7 @@ def test_a_full_episode_driven_by_tool_calls(chat):
     total += reward
     assert done and info["terminated"] and info["grade"]["passed"] == info["grade"]["total"] == 1
     assert [m["role"] for m in new] == ["tool"] and "last request" in new[0]["content"]
-    quality += info["grade"]["quality"]["score_delta"]
+    quality += info["grade"]["quality"]["relative_delta"]
     assert total == pytest.approx(2 * 1.5 + quality - 5 * 0.001)
     assert len(chat.messages) == 2 + 1 + 4 + 1 + 1 + 1 + 1
     with pytest.raises(RuntimeError, match="call reset"):

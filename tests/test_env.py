@@ -163,7 +163,9 @@ def test_reward_terms_of_a_full_episode(env):
             "tests": 1.0, "bonus": 0.5, "regression": -0.0, "rules": -0.0, "scope": 0.0,
             "clarification": 0.0, "planning": 0.0, "generation": 0.0,
         }
-        assert terms["quality"] == pytest.approx(info["grade"]["quality"]["score_delta"])
+        quality = info["grade"]["quality"]  # the reference's own code: relative quality stays 0
+        assert terms["quality"] == 0.0 and quality["relative_delta"] == 0.0 == quality["relative"]
+        assert quality["reference_score"] == quality["score"]
         rewards.append((reward, sum(terms.values())))
     assert terminated and not truncated
     assert [reward for reward, _ in rewards] == [pytest.approx(total - 0.001) for _, total in rewards]

@@ -347,4 +347,5 @@ def test_the_grade_names_a_file_the_meter_cannot_read():
     quality = info["grade"]["quality"]
     assert "calc/legacy.py" in quality["worst"]["unreadable"] and quality["metrics"]["unreadable"] == 1
     assert quality["score"] == 0.0 < honest["score"] and quality["score_delta"] < 0
+    assert info["reward_terms"]["quality"] == quality["relative_delta"] < 0  # paid, though the tests pass
     assert "code quality 0.00" in output

@@ -1,6 +1,16 @@
-"""What a submit is judged on besides the hidden tests: code quality against the state
-the turn began from, the project's consistency rules, memory probes, and (strict mode)
-edits outside the turn's paths. ``Reviewer`` keeps the state between submits."""
+"""What a submit is judged on besides the hidden tests: code quality, the project's
+consistency rules, memory probes, and (strict mode) edits outside the turn's paths.
+``Reviewer`` keeps the state between submits.
+
+The quality term pays the change over the turn of the agent's quality *relative to the
+reference solution at the same turn* (``quality.reference``): ``relative = score -
+reference score``, and the term is ``reward.quality x (relative now - relative at the
+last submit)``. The oracle's term is therefore 0 on every turn, and code that grows as the
+reference's does costs nothing. A loss is paid at every submit; a gain only on a turn
+whose tests all pass, and a gain not paid is not carried over: junk added on a failed turn
+and deleted on a passed one nets at most 0, and a skipped turn, on which the reference's
+score may fall while the agent's stays, banks nothing. The absolute score and its change
+stay in the grade (``score``, ``score_delta``) for curves and the G score."""
 
 from __future__ import annotations
 
@@ -10,7 +20,8 @@ from typing import Mapping
 
 from stamina_gym.config import QualityConfig, RewardConfig
 from stamina_gym.quality.analyzers import DECODE_ERRORS, decode_python
-from stamina_gym.quality.measure import AnalysisCache, QualityMeter, Snapshot, quality_report, read_tree
+from stamina_gym.quality.measure import AnalysisCache, QualityMeter, Snapshot, quality_report, read_tree, score
+from stamina_gym.quality.reference import ReferenceTrack
 from stamina_gym.quality.rules import check_rules, matches
 from stamina_gym.task import Task, Turn
 
@@ -37,10 +48,12 @@ class Review:
     def to_info(self) -> dict:
         return {"quality": self.quality, "rules": self.rules, "memory": self.memory, "scope": self.scope}
 
-    def terms(self, weights: RewardConfig) -> dict[str, float]:
-        """Reward terms (added to the test terms by the env)."""
+    def terms(self, weights: RewardConfig, solved: bool) -> dict[str, float]:
+        """Reward terms (added to the test terms by the env); ``solved``: every test of the
+        turn passed, the one condition on which a quality gain is paid."""
+        change = self.quality["relative_delta"] if self.quality else 0.0
         return {
-            "quality": round(weights.quality * self.quality["score_delta"], 6) if self.quality else 0.0,
+            "quality": round(weights.quality * change, 6) if change < 0 or solved else 0.0,
             "rules": -weights.rule_violation * len(self.rules["broken"]),
             "scope": -weights.out_of_scope * len(self.scope["outside"]) if self.scope["mode"] == "strict" else 0.0,
         }
@@ -100,16 +113,25 @@ class Reviewer:
         self.meter = QualityMeter(
             scratch, cache, max_file_kb=config.max_file_kb, exclude=config.exclude, budget_s=config.analysis_budget_s
         )
+        self._scratch = scratch
         self._before: Snapshot | None = None
+        self._reference_before: Snapshot | None = None
+        self._reference = ReferenceTrack(task, task.choose_params(lambda n: 0), self.meter, scratch)
         self._submits = 0
 
-    def reset(self) -> None:
-        self._before, self._submits = None, 0
+    def reset(self, params: Mapping[str, str | int]) -> None:
+        """A new episode with these params (the reference is rendered with them)."""
+        self._before = self._reference_before = None
+        self._submits = 0
+        if self._reference.params != dict(params):
+            self._reference = ReferenceTrack(self.task, params, self.meter, self._scratch)
 
     def resume_from(self, tree: Path, submits: int) -> None:
         """Continue an episode restored after ``submits`` turns: ``tree`` is the state the
         next turn's quality is measured against."""
-        self._before = self.meter.measure(tree) if self.config.enabled else None
+        if self.config.enabled:
+            self._before = self.meter.measure(tree)
+            self._reference_before = self._reference.snapshot(submits)
         self._submits = submits
 
     def review(self, turn: Turn, tree: Path, changed: Mapping[str, tuple[int, int]], last: bool) -> Review:
@@ -135,10 +157,18 @@ class Reviewer:
         weights = self.config.weights.model_dump()
         if self._before is None:
             self._before = self.meter.measure(self.task.seed_dir)
+            self._reference_before = self._reference.snapshot(0)
         run_pylint = last or self._submits % self.config.pylint_every == 0
         after = self.meter.measure_files(files, skipped, pylint=run_pylint)
         if not run_pylint:
             after.lint_carried = self._before.lint_note()
+        reference = self._reference.snapshot(self._submits, pylint=run_pylint, carried=self._reference_before)
         report = quality_report(self._before, after, weights, changed)
-        self._before = after
+        reference_score = score(reference.components(), weights)
+        relative_before = score(self._before.components(), weights) - score(self._reference_before.components(), weights)
+        relative = score(after.components(), weights) - reference_score
+        report["reference_score"] = round(reference_score, 4)
+        report["relative"] = round(relative, 4)
+        report["relative_delta"] = round(relative - relative_before, 4)
+        self._before, self._reference_before = after, reference
         return report

@@ -1,0 +1,71 @@
+"""The reference solution's code quality, state by state, for the quality term of the
+reward: an agent is paid for the change of its quality *relative to the reference at the
+same turn*, so the oracle's quality term is 0 on every turn and growing code costs
+nothing by itself (``stamina_gym.quality.review``).
+
+A ``ReferenceTrack`` replays the task's reference patches, rendered with the episode's
+params, in a scratch work tree, and measures each state with the meter that measures the
+agent (so the per-file analysis cache serves both: the oracle's states cost nothing to
+measure twice). Snapshots are kept per process, keyed by task version, params, state and
+meter settings: envs of one process, and every later episode with the same params, share
+them; with ``quality.cache_dir`` the per-file results are shared across processes too.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import replace
+from pathlib import Path
+from typing import Mapping
+
+from stamina_gym.quality.measure import QualityMeter, Snapshot, read_tree
+from stamina_gym.task import Task
+from stamina_gym.workspace import Workspace
+
+_SNAPSHOTS: OrderedDict[tuple, Snapshot] = OrderedDict()
+_MAX_SNAPSHOTS = 4096
+
+
+class ReferenceTrack:
+    """The reference's quality after each turn of one episode's params."""
+
+    def __init__(self, task: Task, params: Mapping[str, str | int], meter: QualityMeter, scratch: Path) -> None:
+        self.task, self.params, self.meter = task, dict(params), meter
+        self._scratch = scratch
+        self._workspace: Workspace | None = None
+        self._state = 0  # turns applied to the work tree
+
+    def snapshot(self, state: int, *, pylint: bool = True, carried: Snapshot | None = None) -> Snapshot:
+        """The reference after ``state`` turns (0: the seed). Without ``pylint`` the lint
+        note is carried from ``carried``, as the agent's is from its previous state."""
+        key = (
+            str(self.task.root), self.task.meta.version, tuple(sorted(self.params.items())), state, pylint,
+            self.meter.exclude, self.meter.max_bytes, self.meter.max_files,
+        )  # fmt: skip
+        found = _SNAPSHOTS.get(key)
+        if found is None:
+            files, skipped = read_tree(self._at(state), self.meter.max_bytes, self.meter.max_files)
+            found = self.meter.measure_files(files, skipped, pylint=pylint)
+            _SNAPSHOTS[key] = found
+            while len(_SNAPSHOTS) > _MAX_SNAPSHOTS:
+                _SNAPSHOTS.popitem(last=False)
+        _SNAPSHOTS.move_to_end(key)
+        if not pylint and carried is not None:
+            return replace(found, lint_carried=carried.lint_note())
+        return found
+
+    def _at(self, state: int) -> Path:
+        """The work tree holding the reference after ``state`` turns."""
+        if self._workspace is None:
+            self._workspace = Workspace(self._scratch / "reference", self.task.seed_dir)
+            self._workspace.reset()
+            self._state = 0
+        elif state < self._state:
+            self._workspace.reset()
+            self._state = 0
+        while self._state < state:
+            patch = self.task.reference_patch(self.task.turns[self._state], self.params)
+            if patch.strip():
+                self._workspace.apply_patch(patch)
+            self._state += 1
+        return self._workspace.path

@@ -1,0 +1,102 @@
+"""The quality term pays quality relative to the reference at the same turn: the oracle
+earns 0, a loss is paid at once, a gain only on a solved turn, and nothing can be farmed
+by adding code on one turn and removing it on the next, or by skipping turns."""
+
+from __future__ import annotations
+
+from tests.conftest import act, mini_env
+
+# Deeply nested branches, a bare except and an eval: worse code by every measure.
+JUNK = '''"""Helpers."""
+
+
+def tangle(a, b, c, d):
+    try:
+        if a:
+            if b:
+                if c:
+                    if d:
+                        return eval(str(a))
+                    elif a > b:
+                        return 1
+                    elif a > c:
+                        return 2
+                    elif b > c:
+                        return 3
+                    return 4
+                return 5
+            return 6
+    except:
+        pass
+    return 7
+'''
+
+
+def play(actions_per_turn) -> list[dict]:
+    """Play the mini task (two turns); ``actions_per_turn[i](env)`` edits the tree before
+    turn i's submit. Returns each submit's info."""
+    env = mini_env()
+    env.reset(seed=0)
+    infos = []
+    try:
+        for index, actions in enumerate(actions_per_turn):
+            actions(env, index)
+            infos.append(act(env, tool="submit")[2])
+    finally:
+        env.close()
+    return infos
+
+
+def reference(env, index):
+    act(env, tool="apply_patch", patch=env.turns[index].reference_patch)
+
+
+def nothing(env, index):
+    pass
+
+
+def reference_and_junk(env, index):
+    reference(env, index)
+    act(env, tool="write_file", path="calc/helpers.py", content=JUNK)
+    act(env, tool="write_file", path="calc/__init__.py", content='"""Tiny calculator."""\n')  # and the tests fail
+
+
+def catch_up_and_clean(env, index):
+    """The reference's tree after this turn, whatever the tree holds now."""
+    act(env, tool="write_file", path="calc/__init__.py", content='"""Tiny calculator."""\n')
+    (env.workspace.path / "calc" / "helpers.py").unlink(missing_ok=True)
+    for turn in env.turns[: index + 1]:
+        act(env, tool="apply_patch", patch=turn.reference_patch)
+
+
+def quality_terms(infos: list[dict]) -> list[float]:
+    return [info["reward_terms"]["quality"] for info in infos]
+
+
+def test_the_oracle_earns_no_quality_term_while_its_absolute_quality_moves():
+    infos = play([reference, reference])
+    assert quality_terms(infos) == [0.0, 0.0]
+    assert [info["grade"]["quality"]["relative"] for info in infos] == [0.0, 0.0]
+    assert any(info["grade"]["quality"]["score_delta"] != 0 for info in infos)  # the absolute score did move
+
+
+def test_junk_added_on_a_failed_turn_and_removed_on_a_solved_one_earns_nothing():
+    infos = play([reference_and_junk, catch_up_and_clean])
+    assert infos[0]["grade"]["passed"] == 0 and infos[1]["grade"]["passed"] == infos[1]["grade"]["total"]
+    loss, gain = quality_terms(infos)
+    assert loss < 0 < gain  # the junk cost at once; removing it on a solved turn is paid back
+    assert loss + gain <= 0
+    assert infos[1]["grade"]["quality"]["relative"] == 0.0
+
+
+def test_a_gain_on_a_failed_turn_is_not_paid_and_not_carried_over():
+    infos = play([nothing, catch_up_and_clean])
+    first = infos[0]["grade"]["quality"]
+    assert first["relative_delta"] > 0  # the reference's code grew, the seed's did not
+    assert quality_terms(infos)[0] == 0.0  # ... but the turn failed: nothing paid
+    assert sum(quality_terms(infos)) <= 0  # catching up later banks none of it
+
+
+def test_doing_nothing_never_earns_quality():
+    infos = play([nothing, nothing])
+    assert all(term <= 0 for term in quality_terms(infos))
