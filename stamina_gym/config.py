@@ -187,9 +187,10 @@ class QualityWeights(_Strict):
     complexity: float = Field(0.25, ge=0)
     """1 - mean excess cyclomatic complexity over 5 (radon), per function."""
     maintainability: float = Field(0.25, ge=0)
-    """radon's maintainability index / 100, SLOC-weighted over files."""
+    """radon's maintainability index / 100 per function, weighted by logical lines."""
     security: float = Field(0.25, ge=0)
-    """1 / (1 + bandit findings weighted by severity and confidence)."""
+    """1 / (1 + bandit findings weighted by severity and confidence, per 1000 statements
+    past the first 1000)."""
 
 
 class RegressionConfig(_Strict):

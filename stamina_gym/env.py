@@ -187,6 +187,7 @@ class StaminaEnv(gym.Env[dict, str]):
         self._root: Path | None = None
         self._workspace: Workspace | None = None
         self._sandbox: Sandbox | None = None
+        self._reviewer: Reviewer | None = None
         self._cache = GradingCache(self.config.grading_cache) if self.config.grading_cache else None
         self._turn: int | None = None
         self._last_output = ""
@@ -397,6 +398,7 @@ class StaminaEnv(gym.Env[dict, str]):
         """Render the turn's prompt (template variables, reproduction output) and open its dialogue."""
         index = self._turn
         turn = self.turns[index]
+        self._reviewer.prefetch(last=index + 1 == len(self.turns))
         raw = turn.spec.prompts[self._variants[index]]
         values = {**self._params, **self._picked[index]}
         self._prompts[index] = render_prompt(turn, raw, values, self._workspace, self._sandbox, self._root / "scratch",
@@ -520,6 +522,9 @@ class StaminaEnv(gym.Env[dict, str]):
             self._user = None
         if self._sandbox is not None:
             self._sandbox.close()
+        if self._reviewer is not None:
+            self._reviewer.close()
+            self._reviewer = None
         if self._root is not None:
             self._finalizer()
         self._workspace = self._sandbox = self._root = None

@@ -4,6 +4,7 @@ unsteerable by the agent's files."""
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -55,11 +56,13 @@ def write(root: Path, files: dict[str, str]) -> Path:
 
 
 def test_radon_complexity_of_known_functions():
-    sloc, functions, mi = radon_metrics(BRANCHY)
+    sloc, functions, mi, function_mi = radon_metrics(BRANCHY, ast.parse(BRANCHY))
     assert ("classify", 2, 5) in functions  # 1 + if + elif + for + if
     assert ("Box.size", 14, 2) in functions  # 1 + the conditional expression
     assert len(functions) == 2 and sloc == 12
     assert 0 < mi <= 100
+    (classify, classify_lines), (size, size_lines) = function_mi
+    assert classify_lines > size_lines and 0 < classify < size <= 100  # the longer, tangled one scores lower
     assert [cc_rank(c) for c in (1, 5, 6, 10, 11, 25, 41)] == ["A", "A", "B", "B", "C", "D", "F"]
 
 

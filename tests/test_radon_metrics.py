@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -25,9 +26,9 @@ def by_the_book(source: str):
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
 def test_the_same_figures_as_radons_own_functions(path):
     source = path.read_text(encoding="utf-8")
-    assert radon_metrics(source) == by_the_book(source)
+    assert radon_metrics(source, ast.parse(source))[:3] == by_the_book(source)
 
 
 def test_edge_texts():
     for source in ("", "x = 1\n", '"""doc"""\n', "# only a comment\n", "class A:\n    def f(self):\n        return 1 if self else 2\n"):
-        assert radon_metrics(source) == by_the_book(source)
+        assert radon_metrics(source, ast.parse(source))[:3] == by_the_book(source)

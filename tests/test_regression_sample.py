@@ -48,7 +48,8 @@ def task_dir(tmp_path_factory) -> Path:
         )
         (root / "repo" / "calc" / "__init__.py").write_text('"""Numbers."""\n' + module(k))
         (turn / "reference.patch").write_text(subprocess.run([*git, "diff"], check=True, capture_output=True, text=True).stdout)
-        subprocess.run([*git, "checkout", "-q", "--", "."], check=True)
+        subprocess.run([*git, "commit", "-qam", f"turn {k}"], check=True)  # the next patch starts from this turn
+    subprocess.run([*git, "checkout", "-q", "HEAD~" + str(TURNS), "--", "."], check=True)  # the seed again
     shutil.rmtree(root / "repo" / ".git")
     return root
 

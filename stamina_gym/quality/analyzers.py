@@ -50,6 +50,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from stamina_gym.quality import constant_sql
+
 #: pylint's message categories, counted per file.
 PYLINT_CATEGORIES = ("fatal", "error", "warning", "refactor", "convention", "info")
 #: bandit's severities, counted per file.
@@ -75,7 +77,7 @@ _PYLINT_ARGS = (
 )  # fmt: skip
 #: Version of what the meter does around the analysers (decoding, neutralising, what
 #: counts as unreadable); part of every cache key, like the analysers' versions.
-_METHOD = 2
+_METHOD = 3
 #: Seconds a worker process may take to start (importing the analysers), apart from any
 #: file's budget.
 _START_TIMEOUT_S = 120.0
@@ -110,7 +112,10 @@ class FileQuality:
     functions: list[tuple[str, int, int]] = field(default_factory=list)
     """(qualified name, line, cyclomatic complexity) of every function and method."""
     mi: float = 100.0
-    """radon's maintainability index, 0 (worst) to 100."""
+    """radon's maintainability index of the whole file, 0 (worst) to 100."""
+    function_mi: list[tuple[float, int]] = field(default_factory=list)
+    """(maintainability index, logical lines) of every function and method: radon's
+    formula on the function alone (``function_maintainability``)."""
     bandit: list[tuple[int, str, str, str, str]] = field(default_factory=list)
     """(line, test id, severity, confidence, text) of every bandit finding."""
     statements: int = 0
@@ -118,6 +123,12 @@ class FileQuality:
     pylint: list[tuple[int, str, str]] = field(default_factory=list)
     """(line, message symbol, category) of every pylint message."""
     pylint_measured: bool = False
+    sql_constant: list[tuple[int, list[str]]] = field(default_factory=list)
+    """Lines of B608 findings whose SQL splices in constant text only (``constant_sql``),
+    each with the module-level names that proof relies on."""
+    attribute_writes: list[str] = field(default_factory=list)
+    """Attributes the file assigns on other objects (``constant_sql.attribute_writes``):
+    one that names a name a proof relies on voids the proof."""
     error: str = ""
     """Why the file could not be analysed (it cannot be decoded or parsed, an analyser
     failed on it or ran past its budget): the meter counts it as the worst possible file."""
@@ -131,35 +142,60 @@ class FileQuality:
     def from_json(cls, data: Mapping) -> "FileQuality":
         out = cls(**data)
         out.functions = [tuple(f) for f in out.functions]
+        out.function_mi = [tuple(f) for f in out.function_mi]
+        out.sql_constant = [(line, list(names)) for line, names in out.sql_constant]
         out.bandit = [tuple(b) for b in out.bandit]
         out.pylint = [tuple(p) for p in out.pylint]
         return out
 
 
-def radon_metrics(source: str) -> tuple[int, list[tuple[str, int, int]], float]:
-    """SLOC, per-function complexity and maintainability index of one file's text. What
-    ``cc_visit``, ``analyze`` and ``mi_visit`` give, from one parse, one complexity visit
-    and one tokenisation (``mi_visit`` would parse, visit and tokenise again)."""
+def radon_metrics(source: str, tree: ast.Module) -> tuple[int, list[tuple[str, int, int]], float, list[tuple[float, int]]]:
+    """SLOC, per-function complexity, maintainability index and per-function
+    maintainability of one file's text (``tree``: its syntax tree). What ``cc_visit``,
+    ``analyze`` and ``mi_visit`` give, from one complexity visit and one tokenisation
+    (``mi_visit`` would parse, visit and tokenise again)."""
     from radon.metrics import h_visit_ast, mi_compute
     from radon.raw import analyze
     from radon.visitors import Class, ComplexityVisitor
 
-    tree = ast.parse(source)
     visitor = ComplexityVisitor.from_ast(tree)
     functions = []
-    for block in visitor.blocks:  # methods come both inside their class and on their own
-        if not isinstance(block, Class):
-            name = f"{block.classname}.{block.name}" if block.classname else block.name
-            functions.append((name, block.lineno, block.complexity))
+    blocks = [block for block in visitor.blocks if not isinstance(block, Class)]  # methods come on their own too
+    for block in blocks:
+        name = f"{block.classname}.{block.name}" if block.classname else block.name
+        functions.append((name, block.lineno, block.complexity))
     raw = analyze(source)
     comments = (raw.comments + raw.multi) / float(raw.sloc) * 100 if raw.sloc else 0
     mi = mi_compute(h_visit_ast(tree).total.volume, visitor.total_complexity, raw.lloc, comments)
-    return raw.sloc, functions, round(mi, 2)
+    return raw.sloc, functions, round(mi, 2), function_maintainability(source, tree, blocks)
 
 
-def statement_count(source: str) -> int:
-    """Statements in the file, the denominator of pylint's score formula."""
-    return sum(isinstance(node, ast.stmt) for node in ast.walk(ast.parse(source)))
+def function_maintainability(source: str, tree: ast.Module, blocks: list) -> list[tuple[float, int]]:
+    """radon's maintainability index of each function alone, with its logical lines (its
+    statements): a file's index falls with its length whatever its code, a function's
+    with the function's size and tangle. Comment and docstring lines count as radon
+    counts them (their share of the function's non-blank lines)."""
+    from radon.metrics import h_visit_ast, mi_compute
+
+    lines = source.splitlines()
+    commented: set[int] = set()
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            commented.add(token.start[0])
+        elif token.type == tokenize.STRING and token.end[0] > token.start[0]:
+            commented.update(range(token.start[0], token.end[0] + 1))
+    nodes = {(n.lineno, n.name): n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    out = []
+    for block in blocks:
+        node = nodes.get((block.lineno, block.name))
+        if node is None:
+            continue
+        span = range(block.lineno, block.endline + 1)
+        sloc = sum(bool(lines[i - 1].strip()) for i in span if i <= len(lines))
+        comments = sum(i in commented for i in span) / sloc * 100 if sloc else 0
+        lloc = sum(isinstance(n, ast.stmt) for n in ast.walk(node))
+        out.append((round(mi_compute(h_visit_ast(node).total.volume, block.complexity, lloc, comments), 2), lloc))
+    return out
 
 
 def bandit_findings(path: Path) -> list[tuple[int, str, str, str, str]]:
@@ -275,11 +311,17 @@ def analyse_file(path: Path, *, basic: bool, lint: bool) -> tuple[FileQuality, b
             step = "decoding"
             text, _ = decode_python(path.read_bytes())
             step = "parsing"
-            out.statements = statement_count(text)
+            tree = ast.parse(text)
+            out.statements = sum(isinstance(node, ast.stmt) for node in ast.walk(tree))
             step = "radon"
-            out.sloc, out.functions, out.mi = radon_metrics(text)
+            out.sloc, out.functions, out.mi, out.function_mi = radon_metrics(text, tree)
             step = "bandit"
             out.bandit = bandit_findings(path)
+            flagged = {line for (line, test, _, _, _) in out.bandit if test == "B608"}
+            if flagged:
+                proofs = constant_sql.constant_lines(tree)
+                out.sql_constant = [(line, sorted(proofs[line])) for line in sorted(flagged) if line in proofs]
+            out.attribute_writes = sorted(constant_sql.attribute_writes(tree))
         if lint:
             step = "pylint"
             out.pylint, out.pylint_measured = pylint_messages(path), True

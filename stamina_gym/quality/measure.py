@@ -8,12 +8,17 @@ Component scores (``QualityConfig.weights`` weighs them):
 * ``complexity``: 1 minus the mean, over functions, of ``min(1, max(0, cc - 5) / 10)``:
   a function of cyclomatic complexity up to 5 (radon rank A) costs nothing, one of 15 or
   more costs fully.
-* ``maintainability``: radon's maintainability index, mean over files weighted by SLOC,
-  divided by 100.
-* ``security``: ``1 / (1 + sum of severity x confidence weights)`` over bandit findings,
-  severity high 1, medium 0.5, low 0.1, confidence high 1, medium 0.5, low 0.2: a single
-  sure high-severity hole halves it, whatever the size of the code, while a
-  low-confidence guess barely moves it.
+* ``maintainability``: radon's maintainability index of each function alone (a file
+  without functions counts as one unit), mean weighted by logical lines, divided by 100.
+  A file's own index falls as the file grows whatever its code (the reference of the todo
+  task goes from 95 to 29 over 100 turns); a function's falls with its size and tangle.
+* ``security``: ``1 / (1 + risk x 1000 / max(1000, statements))``, where risk sums
+  severity x confidence weights over bandit findings (severity high 1, medium 0.5, low
+  0.1; confidence high 1, medium 0.5, low 0.2): up to 1000 statements a single sure
+  high-severity hole halves it, in larger code it is the density of findings that counts,
+  and a low-confidence guess barely moves it. B608 findings (SQL built from strings) on
+  strings proved to splice in constant text only are left out (``constant_sql``: column
+  lists, ``?`` placeholders), unless some file assigns a name the proof relies on.
 
 Test files (``QualityConfig.exclude``) are left out: the quality of the product is measured.
 
@@ -79,6 +84,11 @@ class AnalysisCache:
         sees many file versions; the disk cache, when given, keeps them all."""
         self._memory: OrderedDict[str, FileQuality] = OrderedDict()
         self._lock = threading.Lock()
+        self.analysing = threading.Lock()
+        """Held by a meter from finding what it misses until it has stored what it analysed:
+        two meters (the agent's and the reference's) never analyse the same text twice,
+        so the same text always gets the same result (pylint's inferences can depend on
+        what the worker analysed before)."""
         self.hits = self.misses = 0
         self.salt = analyzers.analyser_versions()
         if directory is not None:
@@ -139,7 +149,7 @@ class Snapshot:
         cc = [c for fq in self.files.values() for (_, _, c) in fq.functions]
         sloc = sum(fq.sloc for fq in self.files.values())
         counts = Counter(cat for fq in self.files.values() for (_, _, cat) in fq.pylint)
-        bandit = Counter(sev for fq in self.files.values() for (_, _, sev, _, _) in fq.bandit)
+        bandit = Counter(sev for _, (_, _, sev, _, _) in self.findings())
         out = {
             "files": len(self.files),
             "sloc": sloc,
@@ -148,11 +158,13 @@ class Snapshot:
             "cc_max": max(cc, default=0),
             "cc_ranks": {letter: sum(cc_rank(c) == letter for c in cc) for letter in "ABCDEF"},
             "mi_mean": round(self._mi_mean(), 3),
+            "mi_function_mean": round(self._function_mi_mean(), 3),
             "mi_min": round(min((fq.mi for fq in self.files.values() if fq.sloc), default=100.0), 3),
             "statements": sum(fq.statements for fq in self.files.values()),
             "pylint_score": round(self.lint_note(), 3),
             "pylint_messages": {cat: counts.get(cat, 0) for cat in PYLINT_CATEGORIES},
             "bandit": {sev: bandit.get(sev, 0) for sev in SEVERITIES},
+            "bandit_constant_sql": sum(len(fq.bandit) for fq in self.files.values()) - sum(bandit.values()),
             "unreadable": len(self.unreadable),
         }
         return out
@@ -161,17 +173,24 @@ class Snapshot:
         if self.unreadable:
             return dict.fromkeys(COMPONENTS, 0.0)
         cc = [c for fq in self.files.values() for (_, _, c) in fq.functions]
-        risk = sum(
-            _SEVERITY_WEIGHT.get(sev, 1.0) * _CONFIDENCE_WEIGHT.get(conf, 1.0)
-            for fq in self.files.values()
-            for (_, _, sev, conf, _) in fq.bandit
-        )
+        risk = sum(_SEVERITY_WEIGHT.get(sev, 1.0) * _CONFIDENCE_WEIGHT.get(conf, 1.0) for _, (_, _, sev, conf, _) in self.findings())
+        statements = sum(fq.statements for fq in self.files.values())
         return {
             "lint": round(self.lint_note() / 10, 4),
             "complexity": round(1 - (sum(min(1.0, max(0, c - 5) / 10) for c in cc) / len(cc) if cc else 0.0), 4),
-            "maintainability": round(self._mi_mean() / 100, 4),
-            "security": round(1 / (1 + risk), 4),
+            "maintainability": round(self._function_mi_mean() / 100, 4),
+            "security": round(1 / (1 + risk * 1000 / max(1000, statements)), 4),
         }
+
+    def findings(self) -> list[tuple[str, tuple[int, str, str, str, str]]]:
+        """(file, finding) of every bandit finding that counts: B608 findings on SQL
+        proved constant are left out, unless a file assigns a name the proof relies on."""
+        written = {name for fq in self.files.values() for name in fq.attribute_writes}
+        out = []
+        for path, fq in sorted(self.files.items()):
+            proved = {line for line, names in fq.sql_constant if "*" not in written and not written & set(names)}
+            out += [(path, finding) for finding in fq.bandit if not (finding[1] == "B608" and finding[0] in proved)]
+        return out
 
     def worst(self, limit: int = 5) -> dict:
         """The worst offenders: complex functions, unmaintainable files, noisy files, findings."""
@@ -191,11 +210,16 @@ class Snapshot:
             ],
             "security_findings": [
                 {"file": p, "line": line, "test": test, "severity": sev, "confidence": conf, "text": text}
-                for p, fq in sorted(self.files.items())
-                for (line, test, sev, conf, text) in fq.bandit
+                for p, (line, test, sev, conf, text) in self.findings()
             ][: 2 * limit],
             "unreadable": self.unreadable,
         }
+
+    def _function_mi_mean(self) -> float:
+        units = [unit for fq in self.files.values() for unit in fq.function_mi]
+        units += [(fq.mi, max(fq.statements, 1)) for fq in self.files.values() if fq.sloc and not fq.function_mi]
+        total = sum(lines for _, lines in units)
+        return sum(mi * lines for mi, lines in units) / total if total else 100.0
 
     def _mi_mean(self) -> float:
         weighted = [(fq.mi, fq.sloc) for fq in self.files.values() if fq.sloc]
@@ -335,6 +359,12 @@ class QualityMeter:
             for rel in files
             if rel.endswith(PYTHON_SUFFIXES) and not rel.endswith(".py") and self._counts(rel)
         ]
+        with self.cache.analysing:
+            results = self._results(sources, pylint)
+        return Snapshot(dict(sorted(results.items())), sorted(unread), pylint_measured=pylint)
+
+    def _results(self, sources: Mapping[str, bytes], pylint: bool) -> dict[str, FileQuality]:
+        """Each file's analysis: from the cache, or run now and stored in it."""
         results: dict[str, FileQuality] = {}
         keys = {}
         todo: dict[str, tuple[bool, bool]] = {}  # file -> (radon and bandit, pylint) to run
@@ -354,7 +384,7 @@ class QualityMeter:
             for rel in todo:
                 if not results[rel].transient:
                     self.cache.put(keys[rel], results[rel])
-        return Snapshot(dict(sorted(results.items())), sorted(unread), pylint_measured=pylint)
+        return results
 
     def _counts(self, rel: str) -> bool:
         """A path of ``read_tree`` the interpreter may run (linked folders end in ``/``)."""

@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Mapping
 
+from stamina_gym.errors import PatchError, TaskError
 from stamina_gym.quality.measure import QualityMeter, Snapshot, read_tree
 from stamina_gym.task import Task
 from stamina_gym.workspace import Workspace
@@ -31,7 +32,7 @@ class ReferenceTrack:
 
     def __init__(self, task: Task, params: Mapping[str, str | int], meter: QualityMeter, scratch: Path) -> None:
         self.task, self.params, self.meter = task, dict(params), meter
-        self._scratch = scratch
+        self.scratch = scratch
         self._workspace: Workspace | None = None
         self._state = 0  # turns applied to the work tree
 
@@ -57,15 +58,20 @@ class ReferenceTrack:
     def _at(self, state: int) -> Path:
         """The work tree holding the reference after ``state`` turns."""
         if self._workspace is None:
-            self._workspace = Workspace(self._scratch / "reference", self.task.seed_dir)
+            self._workspace = Workspace(self.scratch / "tree", self.task.seed_dir)
             self._workspace.reset()
             self._state = 0
         elif state < self._state:
             self._workspace.reset()
             self._state = 0
         while self._state < state:
-            patch = self.task.reference_patch(self.task.turns[self._state], self.params)
-            if patch.strip():
-                self._workspace.apply_patch(patch)
+            turn = self.task.turns[self._state]
+            patch = self.task.reference_patch(turn, self.params)
+            try:
+                if patch.strip():
+                    self._workspace.apply_patch(patch)
+            except PatchError as exc:  # the task's fault, not the agent's: never shown to it
+                raise TaskError(f"task {self.task.id}: the reference patch of turn {turn.index} does not apply after "
+                                f"the earlier ones ({exc}); `stamina-gym validate {self.task.id}` shows it") from None
             self._state += 1
         return self._workspace.path

@@ -14,6 +14,7 @@ stay in the grade (``score``, ``score_delta``) for curves and the G score."""
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping
@@ -104,35 +105,54 @@ def scope_result(turn: Turn, mode: str, changed: Mapping[str, tuple[int, int]]) 
 
 
 class Reviewer:
-    """Judges each submit of an episode against the state before it."""
+    """Judges each submit of an episode against the state before it.
+
+    The reference's state after a turn is measured on a thread of its own while the agent
+    works on the turn (:meth:`prefetch`), with a meter of its own (its own staging folder;
+    the analysis cache and worker are shared), so a submit rarely waits for it."""
 
     def __init__(self, task: Task, config: QualityConfig, mode: str, scratch: Path, cache: AnalysisCache | None = None):
         self.task, self.config, self.mode = task, config, mode
         if cache is None and config.cache_dir:
             cache = AnalysisCache(Path(config.cache_dir).expanduser())
-        self.meter = QualityMeter(
-            scratch, cache, max_file_kb=config.max_file_kb, exclude=config.exclude, budget_s=config.analysis_budget_s
-        )
-        self._scratch = scratch
+        self.meter, reference_meter = (
+            QualityMeter(folder, cache, max_file_kb=config.max_file_kb, exclude=config.exclude, budget_s=config.analysis_budget_s)
+            for folder in (scratch, scratch / "reference")
+        )  # fmt: skip
         self._before: Snapshot | None = None
         self._reference_before: Snapshot | None = None
-        self._reference = ReferenceTrack(task, task.choose_params(lambda n: 0), self.meter, scratch)
+        self._reference = ReferenceTrack(task, task.choose_params(lambda n: 0), reference_meter, scratch / "reference")
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="reference-quality")
+        self._pending: tuple[int, bool, Future] | None = None
         self._submits = 0
 
     def reset(self, params: Mapping[str, str | int]) -> None:
         """A new episode with these params (the reference is rendered with them)."""
-        self._before = self._reference_before = None
+        self._before = self._reference_before = self._pending = None
         self._submits = 0
         if self._reference.params != dict(params):
-            self._reference = ReferenceTrack(self.task, params, self.meter, self._scratch)
+            track = self._reference
+            self._reference = ReferenceTrack(self.task, params, track.meter, track.scratch)
 
     def resume_from(self, tree: Path, submits: int) -> None:
         """Continue an episode restored after ``submits`` turns: ``tree`` is the state the
         next turn's quality is measured against."""
+        self._pending = None
         if self.config.enabled:
             self._before = self.meter.measure(tree)
-            self._reference_before = self._reference.snapshot(submits)
+            self._reference_before = self._pool.submit(self._reference.snapshot, submits).result()
         self._submits = submits
+
+    def prefetch(self, last: bool) -> None:
+        """Start measuring the reference after the coming turn (``last``: the episode's last)."""
+        if self.config.enabled:
+            state = self._submits + 1
+            pylint = last or state % self.config.pylint_every == 0
+            job = self._pool.submit(_reference_pair, self._reference, state, pylint, self._reference_before)
+            self._pending = (state, pylint, job)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
 
     def review(self, turn: Turn, tree: Path, changed: Mapping[str, tuple[int, int]], last: bool) -> Review:
         """``changed``: lines added/deleted per file this turn. Reads only the tree, so it
@@ -157,12 +177,16 @@ class Reviewer:
         weights = self.config.weights.model_dump()
         if self._before is None:
             self._before = self.meter.measure(self.task.seed_dir)
-            self._reference_before = self._reference.snapshot(0)
         run_pylint = last or self._submits % self.config.pylint_every == 0
         after = self.meter.measure_files(files, skipped, pylint=run_pylint)
         if not run_pylint:
             after.lint_carried = self._before.lint_note()
-        reference = self._reference.snapshot(self._submits, pylint=run_pylint, carried=self._reference_before)
+        if self._pending is not None and self._pending[:2] == (self._submits, run_pylint):
+            job = self._pending[2]
+        else:
+            job = self._pool.submit(_reference_pair, self._reference, self._submits, run_pylint, self._reference_before)
+        self._pending = None
+        self._reference_before, reference = job.result()
         report = quality_report(self._before, after, weights, changed)
         reference_score = score(reference.components(), weights)
         relative_before = score(self._before.components(), weights) - score(self._reference_before.components(), weights)
@@ -172,3 +196,9 @@ class Reviewer:
         report["relative_delta"] = round(relative - relative_before, 4)
         self._before, self._reference_before = after, reference
         return report
+
+
+def _reference_pair(track: ReferenceTrack, state: int, pylint: bool, before: Snapshot | None) -> tuple[Snapshot, Snapshot]:
+    """The reference before the turn (the seed's when ``before`` is None) and after it."""
+    before = before or track.snapshot(0)
+    return before, track.snapshot(state, pylint=pylint, carried=before)

@@ -274,7 +274,7 @@ def _sql_only_in(rule, files, tree):
 _CONSTANT_NAME = re.compile(r"^_*[A-Z][A-Z0-9_]*$")
 
 
-def _interpolated(node: ast.AST) -> list[ast.AST] | None:
+def interpolated(node: ast.AST) -> list[ast.AST] | None:
     """The values spliced into a string built by an f-string, ``%``, ``+`` or
     ``.format()``; None when ``node`` builds no string."""
     if isinstance(node, ast.JoinedStr):
@@ -288,7 +288,7 @@ def _interpolated(node: ast.AST) -> list[ast.AST] | None:
             if isinstance(side, ast.BinOp) and isinstance(side.op, ast.Add):
                 sides += [side.right, side.left]
                 continue
-            inner = _interpolated(side)
+            inner = interpolated(side)
             parts += inner if inner is not None else [side]
         return parts
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
@@ -306,7 +306,7 @@ def _trusted(node: ast.AST) -> bool:
 
 def _is_built_string(node: ast.AST) -> bool:
     """SQL text assembled from values that are neither literals nor named constants."""
-    parts = _interpolated(node)
+    parts = interpolated(node)
     return parts is not None and not all(_trusted(part) for part in parts)
 
 

@@ -1,0 +1,337 @@
+"""Which strings of a module are built from constants only: the false positives of
+bandit's B608 ("possible SQL injection through string-based query construction").
+
+bandit flags every SQL-looking string built with an f-string, ``%``, ``+`` or
+``.format()``, whatever is spliced in, so a storage module that writes
+``f"SELECT {_COLUMNS} FROM todos WHERE id IN ({_placeholders(ids)})"`` collects a medium
+finding per query although no value a caller passes can reach the SQL text. Such findings
+grow with the number of queries, not with any risk. This module follows, within one
+module, where each spliced value comes from and accepts it only when every way it can be
+bound yields text the program itself wrote:
+
+* literals, and the module's names whose every binding is such text (``_COLUMNS``);
+* a local name whose every binding in the function is such text (``where = " WHERE " +
+  " AND ".join(clauses)`` with ``clauses`` a local list that only ever gets literals
+  appended), a loop variable over such a collection, a comprehension's element built of
+  such text (``"?" for _ in ids``: the values only decide how many);
+* an item of such a collection (``SORT_KEYS[key]``: whichever key, the value is ours),
+  ``sep.join`` of one, ``len()`` of anything, a call of a module function whose every
+  ``return`` is such text.
+
+A parameter, an attribute, a global rebound in a function or anything else is not. A
+string a test cannot prove constant stays flagged: the analysis errs towards bandit.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from typing import Iterable
+
+from stamina_gym.quality.rules import interpolated
+
+_STRING_METHODS = frozenset({"upper", "lower", "strip", "lstrip", "rstrip", "title", "casefold", "replace"})
+_SEQUENCE_CALLS = frozenset({"sorted", "list", "tuple", "set", "frozenset", "reversed"})
+
+
+def constant_lines(tree: ast.Module) -> dict[int, frozenset[str]]:
+    """The lines of a module on which a string is built (f-string, ``%``, ``+``,
+    ``.format()``) and every string built there splices in constant text only, each with
+    the module-level names that proof relies on: another module that assigns one of them
+    (``storage._COLUMNS = ...``) voids it (``attribute_writes``)."""
+    facts = _Module(tree)
+    safe: dict[int, set[str]] = {}
+    unsafe: set[int] = set()
+    for function, node in _walk_with_function(tree):
+        parts = interpolated(node)
+        if parts is None:
+            continue
+        lines = range(node.lineno, (node.end_lineno or node.lineno) + 1)
+        facts.relied = set()
+        if all(facts.text(part, function) for part in parts):
+            for line in lines:
+                safe.setdefault(line, set()).update(facts.relied)
+        else:
+            unsafe.update(lines)
+    return {line: frozenset(names) for line, names in safe.items() if line not in unsafe}
+
+
+def attribute_writes(tree: ast.Module) -> set[str]:
+    """Names of attributes a module assigns or deletes on anything but ``self`` and
+    ``cls`` (``setattr`` with a literal name included); ``"*"`` when it may write names
+    we cannot read: ``globals()``, ``vars()``, ``__dict__``, ``__setattr__``,
+    ``sys.modules``, ``exec``, or ``setattr`` with a computed name on a module it imports
+    (or on anything but a plain variable). A module object handed to a function and
+    changed there with a computed name is not followed."""
+    imported = {(alias.asname or alias.name).split(".")[0]
+                for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                found.add(node.attr)
+        elif isinstance(node, ast.Attribute) and node.attr in ("__dict__", "modules", "__setattr__", "__delattr__"):
+            found.add("*")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in ("globals", "vars", "exec", "eval", "__import__"):
+                found.add("*")
+            elif node.func.id in ("setattr", "delattr") and len(node.args) > 1:
+                target, name = node.args[0], node.args[1]
+                if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                    found.add(name.value)
+                elif not isinstance(target, ast.Name) or target.id in imported:
+                    found.add("*")
+    return found
+
+
+def _walk_with_function(tree: ast.Module) -> Iterable[tuple[ast.AST | None, ast.AST]]:
+    """Every node with the innermost function around it (None at module level); a loop,
+    so deeply nested code meets no recursion limit."""
+    stack: list[tuple[ast.AST | None, ast.AST]] = [(None, tree)]
+    while stack:
+        function, node = stack.pop()
+        yield function, node
+        inner = node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else function
+        stack += [(inner, child) for child in ast.iter_child_nodes(node)]
+
+
+class _Module:
+    def __init__(self, tree: ast.Module) -> None:
+        self.functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self._locals: dict[int, dict[str, list[ast.AST]]] = {}
+        self._busy: set[int] = set()
+        self.relied: set[str] = set()
+        """Module-level names the last proofs used."""
+        self.bindings = self._locals_of(tree)
+        """Name -> every value the module's own code binds it to (in ``if``, ``for``,
+        ``try`` at module level too); a name a function rebinds (``global``) is opaque."""
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Global):
+                for name in node.names:
+                    self.bindings[name] = [_Opaque()]
+        for name in self.functions:
+            self.bindings.setdefault(name, []).append(_Opaque())  # a function is not text
+
+    # -- text -----------------------------------------------------------------------------
+
+    def text(self, node: ast.AST, function: ast.AST | None) -> bool:
+        """Whether ``node`` evaluates to text (or a number) the module itself wrote."""
+        if id(node) in self._busy:  # a cycle (x = x + "a"): the other bindings decide
+            return True
+        self._busy.add(id(node))
+        try:
+            return self._text(node, function)
+        finally:
+            self._busy.discard(id(node))
+
+    def _text(self, node: ast.AST, function: ast.AST | None) -> bool:
+        if isinstance(node, _Item):
+            return self.collection(node.iterable, function)
+        if isinstance(node, _Added):
+            return True  # adding to a list binds no text to the name itself
+        if isinstance(node, ast.Constant):
+            return True
+        parts = interpolated(node)
+        if parts is not None:
+            base = node.func.value if isinstance(node, ast.Call) else None  # "{}".format(...)
+            return all(self.text(p, function) for p in parts) and (base is None or self.text(base, function))
+        if isinstance(node, ast.Name):
+            return self._name(node.id, function, self.text)
+        if isinstance(node, ast.IfExp):
+            return self.text(node.body, function) and self.text(node.orelse, function)
+        if isinstance(node, ast.Subscript):
+            return self.collection(node.value, function) or self.text(node.value, function)
+        if isinstance(node, ast.Call):
+            return self._call(node, function)
+        return False
+
+    def _call(self, node: ast.Call, function: ast.AST | None) -> bool:
+        func = node.func
+        if isinstance(func, ast.Name):
+            if func.id == "len":
+                return True
+            target = self.functions.get(func.id)
+            if target is None or function is not None and func.id in self._locals_of(function):
+                return False
+            if len(self.bindings.get(func.id, ())) != 1 or target.decorator_list:  # rebound or wrapped
+                return False
+            self.relied.add(func.id)
+            return self._returns_text(target)
+        if isinstance(func, ast.Attribute):
+            if func.attr == "join" and len(node.args) == 1:
+                return self.text(func.value, function) and self.collection(node.args[0], function)
+            if func.attr in _STRING_METHODS:
+                return self.text(func.value, function) and all(self.text(a, function) for a in node.args)
+        return False
+
+    def _returns_text(self, target: ast.AST) -> bool:
+        returns = [n for n in _own_nodes(target) if isinstance(n, ast.Return)]
+        return bool(returns) and all(r.value is not None and self.text(r.value, target) for r in returns)
+
+    # -- collections --------------------------------------------------------------------
+
+    def collection(self, node: ast.AST, function: ast.AST | None) -> bool:
+        """Whether every item ``node`` can yield is text the module wrote."""
+        if id(node) in self._busy:
+            return True
+        self._busy.add(id(node))
+        try:
+            return self._collection(node, function)
+        finally:
+            self._busy.discard(id(node))
+
+    def _collection(self, node: ast.AST, function: ast.AST | None) -> bool:
+        if isinstance(node, _Added):
+            return self.collection(node.items, function)
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return all(self.text(e, function) for e in node.elts)
+        if isinstance(node, ast.Dict):
+            return all(k is not None and self.text(k, function) for k in node.keys) and all(
+                self.text(v, function) for v in node.values)  # fmt: skip
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return True
+        if isinstance(node, ast.Name):
+            return self._name(node.id, function, self.collection)
+        if isinstance(node, (ast.GeneratorExp, ast.ListComp, ast.SetComp)):
+            return self._comprehension_text(node.elt, node.generators, function)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            return self.collection(node.left, function) and self.collection(node.right, function)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):  # ["?"] * n: n decides how many only
+            return self.collection(node.left, function) or self.collection(node.right, function)
+        if isinstance(node, ast.IfExp):
+            return self.collection(node.body, function) and self.collection(node.orelse, function)
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in _SEQUENCE_CALLS:
+                return len(node.args) == 1 and self.collection(node.args[0], function)
+            if isinstance(func, ast.Attribute) and func.attr in ("keys", "values", "items", "split"):
+                return self.collection(func.value, function) or (func.attr == "split" and self.text(func.value, function))
+        return False
+
+    def _comprehension_text(self, element: ast.AST, generators: list[ast.comprehension], function) -> bool:
+        """The element's text, where each comprehension variable stands for an item of its
+        iterable (trusted when the iterable is a trusted collection)."""
+        trusted = {name for gen in generators if self.collection(gen.iter, function) for name in _target_names(gen.target)}
+        loop = {name for gen in generators for name in _target_names(gen.target)}
+        names = {n.id for n in ast.walk(element) if isinstance(n, ast.Name)}
+        if names & (loop - trusted):
+            return False
+        return self.text(_without(element, loop), function)
+
+    # -- names ----------------------------------------------------------------------------
+
+    def _name(self, name: str, function: ast.AST | None, check) -> bool:
+        if function is not None:
+            bound = self._locals_of(function)
+            if name in bound:
+                return all(check(value, function) for value in bound[name])
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and name in _parameters(function):
+                return False
+        values = self.bindings.get(name)
+        self.relied.add(name)
+        return bool(values) and all(check(value, None) for value in values)
+
+    def _locals_of(self, function: ast.AST) -> dict[str, list[ast.AST]]:
+        """Name -> what each binding in ``function`` binds it to; ``for x in C`` binds an
+        item of C (``_Item``), ``x.append(v)`` and ``x += [v]`` add to a list."""
+        key = id(function)
+        if key not in self._locals:
+            found: dict[str, list[ast.AST]] = {}
+            for node in _own_nodes(function):
+                for name, value in _assignments(node):
+                    found.setdefault(name, []).append(value)
+                if isinstance(node, (ast.For, ast.AsyncFor)):
+                    for name in _target_names(node.target):
+                        found.setdefault(name, []).append(_Item(node.iter) if isinstance(node.target, ast.Name) else _Opaque())
+                elif isinstance(node, (ast.With, ast.AsyncWith)):
+                    for item in node.items:
+                        for name in _target_names(item.optional_vars) if item.optional_vars else ():
+                            found.setdefault(name, []).append(_Opaque())
+                elif isinstance(node, ast.NamedExpr):
+                    found.setdefault(node.target.id, []).append(node.value)
+                elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                    for alias in node.names:
+                        found.setdefault((alias.asname or alias.name).split(".")[0], []).append(_Opaque())
+                elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                      and node.func.attr in ("append", "extend", "insert") and isinstance(node.func.value, ast.Name)):
+                    value = node.args[-1] if node.args else _Opaque()
+                    added = ast.List(elts=[value]) if node.func.attr in ("append", "insert") else value
+                    found.setdefault(node.func.value.id, []).append(_Added(added))
+            self._locals[key] = found
+        return self._locals[key]
+
+
+class _Item(ast.AST):
+    """An item of ``iterable`` (a loop variable)."""
+
+    def __init__(self, iterable: ast.AST) -> None:
+        super().__init__()
+        self.iterable = iterable
+
+
+class _Added(ast.AST):
+    """What a list method adds to a list (a collection)."""
+
+    def __init__(self, items: ast.AST) -> None:
+        super().__init__()
+        self.items = items
+
+
+class _Opaque(ast.AST):
+    """A binding we do not follow."""
+
+
+# -- syntax helpers ---------------------------------------------------------------------
+
+
+def _assignments(node: ast.AST) -> Iterable[tuple[str, ast.AST]]:
+    """(name, value) of a plain assignment statement to a name."""
+    if isinstance(node, ast.Assign):
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                yield target.id, node.value
+            elif (isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple)
+                  and len(target.elts) == len(node.value.elts) and all(isinstance(t, ast.Name) for t in target.elts)):
+                yield from ((t.id, v) for t, v in zip(target.elts, node.value.elts))  # a, b = x, y
+            else:
+                for name in _target_names(target):
+                    yield name, _Opaque()
+    elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+        yield node.target.id, node.value
+    elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        yield node.target.id, node.value if isinstance(node.op, ast.Add) else _Opaque()
+
+
+def _target_names(target: ast.AST) -> list[str]:
+    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+
+def _parameters(function: ast.AST) -> set[str]:
+    args = function.args
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, *filter(None, [args.vararg, args.kwarg])]
+    return {a.arg for a in every}
+
+
+def _own_nodes(function: ast.AST) -> Iterable[ast.AST]:
+    """The nodes of ``function``'s body, not those of functions or classes inside it."""
+    stack = list(ast.iter_child_nodes(function))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack += ast.iter_child_nodes(node)
+
+
+class _Blank(ast.NodeTransformer):
+    """Replaces the names it is given by an empty literal."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return ast.Constant(value="") if node.id in self.names else node
+
+
+def _without(element: ast.AST, names: set[str]) -> ast.AST:
+    """A copy of ``element`` with the trusted loop variables ``names`` blanked out."""
+    return _Blank(names).visit(copy.deepcopy(element))

@@ -1,0 +1,118 @@
+"""bandit's B608 findings on SQL built from constant text only are left out of the security
+score, and only those: every way to splice in a caller's value keeps its finding, and a
+file that rebinds a name a proof relies on voids the proof."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from stamina_gym.quality.constant_sql import attribute_writes, constant_lines
+from stamina_gym.quality.measure import AnalysisCache, QualityMeter
+
+STORE = '''"""Storage."""
+
+_COLUMNS = "id, title, done"
+_TABLES = ("todo_tags", "todo_items")
+SORT_KEYS = {"title": "title COLLATE NOCASE", "id": "id"}
+
+
+def _placeholders(values):
+    return ", ".join("?" for _ in values)
+
+
+def get_many(conn, ids):
+    return conn.execute(f"SELECT {_COLUMNS} FROM todos WHERE id IN ({_placeholders(ids)})", tuple(ids))
+
+
+def wipe(conn, todo_id):
+    for table in _TABLES:
+        conn.execute(f"DELETE FROM {table} WHERE todo_id = ?", (todo_id,))
+
+
+def ordered(conn, key, everyone):
+    conditions = [] if everyone else ["owner_id IS ?"]
+    conditions.append("done = 0")
+    where = " WHERE " + " AND ".join(conditions) if conditions else ""
+    rows = ", ".join(["(?, ?)"] * 3)
+    conn.execute(f"INSERT INTO pairs VALUES {rows}")
+    return conn.execute(f"SELECT {_COLUMNS} FROM todos{where} ORDER BY {SORT_KEYS[key]}")
+'''
+
+# Each one splices a caller's value into the SQL, one way or another.
+INJECTIONS = {
+    "a parameter": 'def f(conn, name):\n    return conn.execute(f"SELECT * FROM todos WHERE title = \'{name}\'")\n',
+    "a local from a parameter": (
+        'def f(conn, name):\n    where = " WHERE done = 0"\n    if name:\n        where = " WHERE title = " + name\n'
+        '    return conn.execute("SELECT * FROM todos" + where)\n'
+    ),
+    "a list that gets a parameter appended": (
+        'def f(conn, name):\n    parts = ["done = 0"]\n    parts.append(name)\n'
+        '    return conn.execute("SELECT * FROM todos WHERE " + " AND ".join(parts))\n'
+    ),
+    "a helper returning its argument": (
+        'def _quote(value):\n    return value\n\n\ndef f(conn, name):\n'
+        '    return conn.execute(f"SELECT * FROM todos WHERE title = {_quote(name)}")\n'
+    ),
+    "a comprehension over a parameter": (
+        'def f(conn, names):\n    return conn.execute("SELECT * FROM t WHERE " + " OR ".join(f"title = {n}" for n in names))\n'
+    ),
+    "a constant rebound through global": (
+        '_COLUMNS = "id"\n\n\ndef set_columns(value):\n    global _COLUMNS\n    _COLUMNS = value\n\n\n'
+        'def f(conn):\n    return conn.execute(f"SELECT {_COLUMNS} FROM todos")\n'
+    ),
+    "a constant rebound in an if at module level": (
+        'import os\n\n_COLUMNS = "id"\nif os.environ.get("X"):\n    _COLUMNS = os.environ["X"]\n\n\n'
+        'def f(conn):\n    return conn.execute(f"SELECT {_COLUMNS} FROM todos")\n'
+    ),
+    "an attribute": 'def f(conn, request):\n    return conn.execute(f"SELECT * FROM todos ORDER BY {request.sort}")\n',
+    "a helper shadowed by a parameter": (
+        'def _placeholders(values):\n    return ", ".join("?" for _ in values)\n\n\n'
+        'def f(conn, _placeholders):\n    return conn.execute(f"SELECT * FROM t WHERE id IN ({_placeholders})")\n'
+    ),
+}
+
+
+def measure(tmp_path: Path, files: dict[str, str]):
+    for rel, text in files.items():
+        (tmp_path / "tree" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "tree" / rel).write_text(text)
+    return QualityMeter(tmp_path / "scratch", AnalysisCache()).measure(tmp_path / "tree")
+
+
+def test_constant_sql_is_left_out_and_counted_apart(tmp_path):
+    snapshot = measure(tmp_path, {"app/store.py": STORE})
+    flagged = [finding for finding in snapshot.files["app/store.py"].bandit if finding[1] == "B608"]
+    assert len(flagged) >= 4  # bandit flags every one of them
+    assert snapshot.findings() == []
+    assert snapshot.components()["security"] == 1.0
+    assert snapshot.metrics()["bandit_constant_sql"] == len(snapshot.files["app/store.py"].bandit)
+
+
+@pytest.mark.parametrize("how", sorted(INJECTIONS))
+def test_sql_that_can_hold_a_callers_value_keeps_its_finding(how):
+    source = INJECTIONS[how]
+    lines = constant_lines(ast.parse(source))
+    executes = [n.lineno for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute) and n.func.attr == "execute"]  # fmt: skip
+    assert executes and not any(line in lines for line in executes), how
+
+
+@pytest.mark.parametrize("writer", [
+    "from app import store\n\n\ndef hijack(value):\n    store._COLUMNS = value\n",
+    "from app import store\n\n\ndef hijack(value):\n    setattr(store, '_COLUMNS', value)\n",
+    "from app import store\n\n\ndef hijack(name, value):\n    setattr(store, name, value)\n",
+    "import sys\n\n\ndef hijack(value):\n    sys.modules['app.store'].__dict__['_COLUMNS'] = value\n",
+    "def hijack(value):\n    globals()['x'] = value\n",
+])  # fmt: skip
+def test_a_file_that_can_rebind_a_name_a_proof_uses_voids_the_proof(tmp_path, writer):
+    snapshot = measure(tmp_path, {"app/store.py": STORE, "app/hijack.py": writer})
+    voided = {finding[0] for _, finding in snapshot.findings()}
+    assert voided, writer
+    assert snapshot.components()["security"] < 1.0
+
+
+def test_writes_to_other_attributes_and_plain_objects_void_nothing():
+    assert attribute_writes(ast.parse("def f(todo, name, v):\n    todo.title = v\n    setattr(todo, name, v)\n")) == {"title"}
