@@ -47,6 +47,8 @@ def test_oracle_gets_the_maximum_on_every_todo_turn(todo_oracle_episode):
         assert turn.reward == pytest.approx(sum(terms.values()) - turn.steps * weights.step_cost)
         # every grade carries quality, the rules in force (none broken by the reference) and memory
         assert grade["quality"]["score"] == turn.quality and 0 < turn.quality <= 1
+        # the reference's own code: its quality relative to the reference is 0, and so is the term
+        assert terms["quality"] == 0 and grade["quality"]["relative"] == 0 == grade["quality"]["relative_delta"]
         assert grade["rules"]["broken"] == [] and isinstance(grade["rules"]["in_force"], list)
         assert grade["memory"]["accuracy"] in (None, 1.0)
         probed += grade["memory"]["accuracy"] == 1.0
@@ -55,6 +57,8 @@ def test_oracle_gets_the_maximum_on_every_todo_turn(todo_oracle_episode):
     last = len(result.turns)
     in_force = [r.id for r in env.unwrapped.task.meta.rules if r.from_turn <= last and (r.until_turn or last) >= last]
     assert probed >= 2 and sorted(records[-1]["grade"]["rules"]["in_force"]) == sorted(in_force)
+    # measured for quality, not size: the normalised score of the growing reference holds up
+    assert records[0]["grade"]["quality"]["score"] - records[-1]["grade"]["quality"]["score"] < 0.12
 
 
 @pytest.mark.slow

@@ -191,8 +191,8 @@ def test_a_listing_question_gets_at_most_two_points():
     assert info["dialogue"]["questions"][0]["points"] == ["empty"] and output == "An empty input raises ValueError."
 
 
-def test_the_bug_report_names_the_agents_own_code_and_pastes_its_real_output():
-    env = chat_env()
+def test_the_bug_report_names_the_agents_own_code_and_pastes_its_real_output(backend):
+    env = chat_env(sandbox={"kind": backend})  # the script runs on the sandbox's own Python
     env.reset(seed=0)
     act(env, tool="write_file", path="calc/averaging.py", content="def weighted_mean(values, weights):\n    return 0\n")
     act(env, tool="write_file", path="calc/stats.py",

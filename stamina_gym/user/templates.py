@@ -13,7 +13,6 @@ import functools
 import re
 import secrets
 import shutil
-import sys
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -89,7 +88,7 @@ def run_repro_result(turn: Turn, workspace: Workspace, sandbox: Sandbox, scratch
     try:
         shutil.copyfile(turn.dir / repro.script, stage / "repro.py")
         mounts = [Mount(workspace.path, REPO_MOUNT, writable=False), Mount(stage, REPRO_MOUNT)]
-        return sandbox.run([sys.executable, "-B", f"{REPRO_MOUNT}/repro.py"], mounts=mounts, timeout=repro.timeout_s,
+        return sandbox.run([sandbox.python, "-B", f"{REPRO_MOUNT}/repro.py"], mounts=mounts, timeout=repro.timeout_s,
                            env={"PYTHONPATH": REPO_MOUNT, "PYTHONDONTWRITEBYTECODE": "1"})  # fmt: skip
     finally:
         shutil.rmtree(stage, ignore_errors=True)
