@@ -59,11 +59,13 @@ def stamina_plot(summary: dict[str, Any]) -> str:
 
 
 def radar_dimensions(agent: dict[str, Any]) -> dict[str, float]:
+    """Each axis in [0, 1], 1 best. A rate that could not be measured (no turn on which the
+    agent changed code) counts 0, not 1: doing nothing earns no "no regression" credit."""
     dims = {
         "success": agent["success_mean"] or 0.0,
         "pass@1": agent["pass@k"].get("1", 0.0),
-        "no regression": 1 - (agent["regression_rate"] or 0.0),
-        "no timeout": 1 - (agent["timeout_ratio"] or 0.0),
+        "no regression": 1 - agent["regression_rate"] if agent["regression_rate"] is not None else 0.0,
+        "no timeout": 1 - agent["timeout_ratio"] if agent["timeout_ratio"] is not None else 0.0,
         "resolved": agent["efficiency"]["resolved_share"] or 0.0,
     }
     for name, value in agent["scores"].items():

@@ -74,7 +74,10 @@ def summarize_agent(label: str, runs: list[dict], invalid: list[dict], unfinishe
     graded = [t for t in played if t.get("graded")]
     success = [run["result"]["success"] for run in runs]
     durations = [t["duration_s"] for t in played]
-    with_regression = [t for t in graded if t.get("regression_total")]
+    # A turn on which the agent changed nothing can neither break an earlier test nor run
+    # out of time working: the regression and timeout rates count the turns it worked on.
+    worked = [t for t in played if t["patch_stats"]["added"] + t["patch_stats"]["removed"] > 0]
+    with_regression = [t for t in worked if t.get("graded") and t.get("regression_total")]
     header = runs[0]["header"].get("agent", {}) if runs else {}
 
     def share(rows: list[dict], key) -> float | None:
@@ -125,7 +128,7 @@ def summarize_agent(label: str, runs: list[dict], invalid: list[dict], unfinishe
         "pass^k": {str(k): pass_hat_k(solved, k) for k in k_values},
         "turn_time_median_s": float(np.median(durations)) if durations else None,
         "turn_time_p90_s": float(np.percentile(durations, 90)) if durations else None,
-        "timeout_ratio": share(played, lambda t: t["failure_class"] == "timeout"),
+        "timeout_ratio": share(worked, lambda t: t["failure_class"] == "timeout"),
         "tool_calls_per_turn": _mean([t["tool_calls"] for t in played]),
         "test_runs_per_turn": _mean([t["test_runs"] for t in played]),
         "patch_lines_mean": _mean([t["patch_stats"]["added"] + t["patch_stats"]["removed"] for t in graded]),

@@ -18,6 +18,7 @@ from stamina_gym.errors import ConfigError, SandboxError
 from stamina_gym.evaluation.config import AgentSpec, EvalConfig
 from stamina_gym.evaluation.records import Redactor, read_lines
 from stamina_gym.evaluation.runner import Evaluation
+from stamina_gym.evaluation.report import radar_dimensions
 from stamina_gym.evaluation.summary import pass_at_k, pass_hat_k, summarize, summarize_agent
 from stamina_gym.config import QualityWeights
 from stamina_gym.quality.analyzers import FileQuality
@@ -62,6 +63,11 @@ def test_oracle_and_null_records_and_summary(tmp_path):
     assert oracle["pass@k"] == {"1": 1.0, "2": 1.0} and null["pass^k"] == {"1": 0.0, "2": 0.0}
     assert oracle["stamina_curve"] == [1.0, 1.0] and oracle["efficiency"]["changed_code_share"] == 1.0
     assert null["efficiency"]["changed_code_share"] == 0.0 and oracle["success_by_kind"] == {"feature": 1.0}
+    # the null agent changed nothing: it cannot have kept from regressions or timeouts, and is not credited
+    assert null["regression_rate"] is None and null["timeout_ratio"] is None
+    assert oracle["regression_rate"] == 0.0 and oracle["timeout_ratio"] == 0.0
+    assert radar_dimensions(null)["no regression"] == radar_dimensions(null)["no timeout"] == 0.0
+    assert radar_dimensions(oracle)["no regression"] == radar_dimensions(oracle)["no timeout"] == 1.0
     assert oracle["churn_by_file"] == {"calc/__init__.py": [4.0, 4.0]}
     assert oracle["quality_by_turn"]["sloc"] == [2.0, 4.0] and oracle["scores"]["planning"] is None
     meta = json.loads((out / "eval.json").read_text())
