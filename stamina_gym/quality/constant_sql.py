@@ -116,11 +116,14 @@ class _Module:
 
     def text(self, node: ast.AST, function: ast.AST | None) -> bool:
         """Whether ``node`` evaluates to text (or a number) the module itself wrote."""
-        if id(node) in self._busy:  # a cycle (x = x + "a"): the other bindings decide
+        return self._guarded(self._text, node, function)
+
+    def _guarded(self, judge, node: ast.AST, function: ast.AST | None) -> bool:
+        if id(node) in self._busy:  # a cycle (x = x + "a"): the other parts and bindings decide
             return True
         self._busy.add(id(node))
         try:
-            return self._text(node, function)
+            return judge(node, function)
         finally:
             self._busy.discard(id(node))
 
@@ -172,13 +175,7 @@ class _Module:
 
     def collection(self, node: ast.AST, function: ast.AST | None) -> bool:
         """Whether every item ``node`` can yield is text the module wrote."""
-        if id(node) in self._busy:
-            return True
-        self._busy.add(id(node))
-        try:
-            return self._collection(node, function)
-        finally:
-            self._busy.discard(id(node))
+        return self._guarded(self._collection, node, function)
 
     def _collection(self, node: ast.AST, function: ast.AST | None) -> bool:
         if isinstance(node, _Added):

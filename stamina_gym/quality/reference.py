@@ -27,6 +27,11 @@ _SNAPSHOTS: OrderedDict[tuple, Snapshot] = OrderedDict()
 _MAX_SNAPSHOTS = 4096
 
 
+def forget_snapshots() -> None:
+    """Drop the snapshots this process keeps (a benchmark measuring cold runs)."""
+    _SNAPSHOTS.clear()
+
+
 class ReferenceTrack:
     """The reference's quality after each turn of one episode's params."""
 
