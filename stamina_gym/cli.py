@@ -272,6 +272,27 @@ def cmd_docker_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_review(args: argparse.Namespace) -> int:
+    from stamina_gym.evaluation.review import export_pack, import_scores
+
+    if args.action == "export":
+        if not args.source:
+            raise StaminaError("review export needs --from EVAL_DIR, the evaluation whose turns to sample")
+        source = Path(args.source)
+        out = Path(args.out or f"{source.as_posix().rstrip('/')}-review")
+        ids = export_pack(source, out, args.sample, args.seed)
+        print(f"{len(ids)} items in {out}: open {out / 'index.html'}, fill in {out / 'scores.csv'}, "
+              f"then: stamina-gym review import {out} {out / 'scores.csv'}")
+        return 0
+    if len(args.paths) != 2:
+        raise StaminaError("review import needs two paths: the pack folder and the filled scores.csv")
+    result = import_scores(Path(args.paths[0]), Path(args.paths[1]))
+    for name, d in result["dimensions"].items():
+        print(f"{name:>14}: {d['n']} pairs, Spearman {d['spearman']} {d['spearman_ci95']}, Kendall {d['kendall']} {d['kendall_ci95']}")
+    print(f"written to {Path(args.paths[0]) / 'agreement.json'} (and the evaluation's summary.json and report.html when found)")
+    return 0
+
+
 def cmd_author(args: argparse.Namespace) -> int:
     from stamina_gym import authoring
     from stamina_gym.registry import unknown_name
@@ -387,6 +408,14 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--force", action="store_true", help="rebuild even when the tag is present")
     build.add_argument("--print-tag", action="store_true", help="print the tag of the current recipe and exit")
     build.set_defaults(func=cmd_docker_build)
+    review = sub.add_parser("review", help="blind human review of an evaluation's turns: export a pack, import the scores")
+    review.add_argument("action", choices=["export", "import"])
+    review.add_argument("paths", nargs="*", metavar="PATH", help="import: the pack folder and the filled scores.csv")
+    review.add_argument("--from", dest="source", metavar="EVAL_DIR", help="export: the evaluation folder")
+    review.add_argument("--sample", type=int, default=30, help="export: turns to sample (default 30)")
+    review.add_argument("--seed", type=int, default=0, help="export: seed of the sample and its order")
+    review.add_argument("--out", help="export: the pack folder (default EVAL_DIR-review)")
+    review.set_defaults(func=cmd_review)
     author = sub.add_parser("author", help="a task's reference solution as a git repo (one commit per turn), and back")
     author.add_argument("action", choices=["checkout", "export"],
                         help="checkout: write the repo; export: write each changed commit as its turn's reference.patch")

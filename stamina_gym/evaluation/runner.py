@@ -346,7 +346,7 @@ class _Episode:
             agent.attach_meter(self.meter)
         agent.reset(env)
         step_no = state.steps
-        turn = self._new_turn(int(observation["turn"]))
+        turn = self._new_turn(observation)
         while True:
             index = int(observation["turn"])
             think_start = time.monotonic()
@@ -393,7 +393,7 @@ class _Episode:
                 if info["grade"]["failure_class"] in INVALID_CLASSES:
                     return f"infrastructure in turn {index + 1}: {info['grade']['detail']}", None
                 if not terminated:
-                    turn = self._new_turn(int(observation["turn"]))
+                    turn = self._new_turn(observation)
             if terminated:
                 return None, None
             if truncated:
@@ -424,8 +424,9 @@ class _Episode:
             "started_at": now(),
         }  # fmt: skip
 
-    def _new_turn(self, index: int) -> dict[str, Any]:
-        return {"index": index, "t0": time.monotonic(), "started_at": iso(time.time()), "steps": 0, "reward": 0.0,
+    def _new_turn(self, observation: dict[str, Any]) -> dict[str, Any]:
+        return {"index": int(observation["turn"]), "prompt": str(observation["prompt"]),
+                "t0": time.monotonic(), "started_at": iso(time.time()), "steps": 0, "reward": 0.0,
                 "tools": {}, "failed_tool_calls": 0, "test_runs": 0, "public_tests": None, "questions": [],
                 "usage": self.meter.snapshot(), "rusage": _rusage()}  # fmt: skip
 
@@ -435,6 +436,7 @@ class _Episode:
         questions = turn["questions"]
         return {
             "turn": turn["index"] + 1, "turn_id": meta["id"], "title": meta["title"], "kind": meta["kind"],
+            "prompt": turn["prompt"],
             "phase": meta["phase"], "run": self.run, "attempt": self.attempt, "seed": self.seed,
             "started_at": turn["started_at"], "ended_at": iso(time.time()),
             "duration_s": round(time.monotonic() - turn["t0"], 4), "steps": turn["steps"],
