@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -133,6 +134,25 @@ def quality_plot(summary: dict[str, Any]) -> str | None:
     return _svg(fig)
 
 
+def reward_split_plot(summary: dict[str, Any]) -> str:
+    """Each agent's mean episode reward as a stacked bar of its terms (negative terms to
+    the left of 0), so what an agent is paid for shows at a glance."""
+    agents = summary["agents"]
+    terms = sorted({t for a in agents for t in a["reward_by_term"]})
+    fig, ax = plt.subplots(figsize=(8, 0.6 * len(agents) + 1.6))
+    positive, negative = np.zeros(len(agents)), np.zeros(len(agents))  # where each agent's bar has got to
+    for color, term in zip(_colors(len(terms)), terms, strict=True):
+        values = np.array([a["reward_by_term"].get(term, 0.0) for a in agents])
+        left = np.where(values >= 0, positive, negative)
+        ax.barh([a["agent"] for a in agents], values, left=left, color=color, label=term)
+        positive += np.maximum(values, 0)
+        negative += np.minimum(values, 0)
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set(xlabel="mean reward per episode", title="Reward split by term")
+    ax.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.3))
+    return _svg(fig)
+
+
 def heatmap_plot(agent: dict[str, Any], n_turns: int, max_files: int = 30) -> str | None:
     churn = agent["churn_by_file"]
     if not churn:
@@ -173,12 +193,16 @@ def build_report(summary: dict[str, Any]) -> str:
         plots={
             "stamina": stamina_plot(summary),
             "radar": radar_plot(summary),
+            "reward_split": reward_split_plot(summary),
             "waterfall": waterfall_plot(summary),
             "quality": quality_plot(summary),
             "failures": failure_plot(summary),
             "heatmaps": [(a["agent"], heatmap_plot(a, n_turns)) for a in summary["agents"]],
         },
         fmt=lambda v, p="{:.3f}": "-" if v is None else p.format(v),
+        radar={a["agent"]: radar_dimensions(a) for a in summary["agents"]},
+        reward_terms=sorted({t for a in summary["agents"] for t in a["reward_by_term"]}),
+        to_json=lambda value: json.dumps(value, sort_keys=True),
     )
 
 

@@ -109,6 +109,15 @@ def summarize_agent(label: str, runs: list[dict], invalid: list[dict], unfinishe
             changed = sum(lines) if isinstance(lines, (list, tuple)) else lines  # [added, removed] or a count
             churn.setdefault(path, [0.0] * n_turns)[t["turn"] - 1] += changed / max(len(runs), 1)
     k_values = range(1, len(runs) + 1)
+    by_term: dict[str, list[float]] = {}
+    for run in runs:
+        sums: dict[str, float] = {}
+        for t in run["turns"]:
+            for term, value in (t.get("reward_terms") or {}).items():
+                sums[term] = sums.get(term, 0.0) + value
+        sums["step costs"] = run["result"]["total_reward"] - sum(sums.values())  # what the terms leave: per-step costs
+        for term, value in sums.items():
+            by_term.setdefault(term, []).append(value)
     return {
         "agent": label,
         "level": header.get("level"),
@@ -138,6 +147,7 @@ def summarize_agent(label: str, runs: list[dict], invalid: list[dict], unfinishe
         "stamina_curve": solved.mean(axis=0).tolist() if len(runs) else [],
         "pass_fraction_by_turn": pass_fraction.mean(axis=0).tolist() if len(runs) else [],
         "reward_by_turn": reward.mean(axis=0).tolist() if len(runs) else [],
+        "reward_by_term": {term: round(float(np.mean(values)), 6) for term, values in by_term.items()},
         "failure_classes": dict(failures),
         "efficiency": {
             "changed_code_share": share(graded, lambda t: t["patch_stats"]["added"] + t["patch_stats"]["removed"] > 0),
@@ -209,7 +219,9 @@ def debt_curves(quality: dict[str, Any]) -> dict[str, float]:
     metrics = quality.get("metrics")
     if not metrics:
         return {}
+    relative = {"quality vs reference": quality["relative"]} if quality.get("relative") is not None else {}
     return {
+        **relative,
         "quality score": quality["score"],
         "sloc": metrics["sloc"],
         "cc_mean": metrics["cc_mean"],

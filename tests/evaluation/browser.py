@@ -4,6 +4,7 @@ plots on the page with their rendered size."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import shutil
@@ -23,6 +24,9 @@ MEASURE = """
 JSON.stringify({
   ready: document.body.dataset.ready || null,
   title: document.title,
+  rows: Array.from(document.querySelectorAll("tr[data-agent]")).map(function (tr) {
+    return {table: tr.closest("table").id, agent: tr.dataset.agent, values: JSON.parse(tr.dataset.values)};
+  }),
   text: document.body.innerText,
   plots: Array.from(document.querySelectorAll("img, svg")).map(function (el) {
     var box = el.getBoundingClientRect();
@@ -44,6 +48,12 @@ class PageReport:
     text: str = ""
     ready: str | None = None
     plots: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    """Every table row that carries ``data-agent``: its table's id, the agent, its values."""
+
+    def values(self, table: str) -> dict[str, dict[str, Any]]:
+        """Agent -> the values of its row in the table with id ``table``."""
+        return {row["agent"]: row["values"] for row in self.rows if row["table"] == table}
 
     @property
     def visible_plots(self) -> list[dict[str, Any]]:
@@ -83,11 +93,12 @@ class _Session:
         raise TimeoutError(f"no {method} within {timeout}s")
 
 
-def load_page(path: Path, timeout: float = 60.0) -> PageReport:
+def load_page(path: Path, timeout: float = 60.0, screenshot: Path | None = None) -> PageReport:
     exe = chromium()
     if exe is None:
         raise FileNotFoundError("chromium is not installed")
-    with tempfile.TemporaryDirectory(prefix="stamina-browser-") as profile:
+    # chromium's helper processes may still write to the profile as it goes away
+    with tempfile.TemporaryDirectory(prefix="stamina-browser-", ignore_cleanup_errors=True) as profile:
         proc = subprocess.Popen(
             [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
              "--remote-debugging-port=0", f"--user-data-dir={profile}", "about:blank"],
@@ -105,6 +116,10 @@ def load_page(path: Path, timeout: float = 60.0) -> PageReport:
             measured = cdp.call("Runtime.evaluate", session, expression=MEASURE, returnByValue=True)
             report = PageReport(**{k: v for k, v in json.loads(measured["result"]["value"]).items()})
             report.errors = _errors(cdp.events)
+            if screenshot is not None:
+                shot = cdp.call("Page.captureScreenshot", session, format="png", captureBeyondViewport=True)
+                screenshot.parent.mkdir(parents=True, exist_ok=True)
+                screenshot.write_bytes(base64.b64decode(shot["data"]))
             cdp.ws.close()
             return report
         finally:
