@@ -49,6 +49,7 @@ def run_command(args: argparse.Namespace) -> int:
     from stamina_gym.evaluation.report import write_report
     from stamina_gym.evaluation.runner import Evaluation
     from stamina_gym.evaluation.summary import format_table, summarize
+    from stamina_gym.evaluation.transcript import write_transcripts
     from stamina_gym.registry import unknown_name
 
     if args.tasks:
@@ -85,6 +86,7 @@ def run_command(args: argparse.Namespace) -> int:
     write_json(out / "summary.json", summary)
     table = format_table(summary)
     (out / "summary.txt").write_text(table + "\n", encoding="utf-8")
+    write_transcripts(out)
     write_report(summary, out / "report.html")
     print(table)
     print(f"records, summary.json and report.html in {out} ({time.monotonic() - started:.1f}s)")

@@ -129,7 +129,8 @@ def summarize_agent(label: str, runs: list[dict], invalid: list[dict], unfinishe
         "unfinished_runs": unfinished,
         "runs": [{"run": r["run"], "seed": r["result"]["seed"], "success": r["result"]["success"],
                   "solved": r["result"]["solved"], "total_reward": r["result"]["total_reward"],
-                  "attempt": r["result"]["attempt"], "ended": r["result"]["ended"]} for r in runs],  # fmt: skip
+                  "attempt": r["result"]["attempt"], "ended": r["result"]["ended"], "folder": r.get("folder"),
+                  "solved_turns": [t["turn"] for t in r["turns"] if t.get("solved")]} for r in runs],  # fmt: skip
         "success_mean": _mean(success),
         "success_std": float(np.std(success, ddof=1)) if len(success) > 1 else 0.0 if success else None,
         "success_values": success,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -108,3 +109,16 @@ def test_an_unknown_item_and_a_used_folder_are_refused(evaluation, tmp_path):
     (pack / "scores.csv").write_text("item,code_quality,clarification,plan,notes\nitem-999,3,,,\n")
     failed = cli("review", "import", str(pack), str(pack / "scores.csv"), check=False)
     assert "scores.csv:2: item 'item-999' is not in this pack" in failed.stderr
+
+
+def test_the_report_links_each_turn_of_each_run_to_its_transcript(evaluation):
+    report = (evaluation / "report.html").read_text(encoding="utf-8")
+    links = re.findall(r'href="(runs/[^"#]+/transcript\.html)#turn-(\d+)">(solved|failed)<', report)
+    assert len(links) == 2 * 2 * 2  # agents x runs x turns
+    for path, turn, verdict in links:
+        page = (evaluation / path).read_text(encoding="utf-8")
+        assert f'id="turn-{turn}"' in page and "submit" in page
+        assert (verdict == "solved") == ("/oracle/" in path)
+    oracle = next(path for path, _, _ in links if "/oracle/" in path)
+    page = (evaluation / oracle).read_text(encoding="utf-8")
+    assert "apply_patch" in page and "mul(a, b)" in page  # the actions sent, and the request as the agent saw it
