@@ -33,6 +33,9 @@ AGENTS = Registry(
         "command": "stamina_gym.agents.command:CommandAgent",
         "openai": "stamina_gym.agents.openai_chat:OpenAIChatAgent",
         "cpg": "stamina_gym.agents.cpg:ClarifyPlanGenerateAgent",
+        "flawed": "stamina_gym.agents.ladder:FlawedOracle",
+        "wreck": "stamina_gym.agents.ladder:WreckAgent",
+        "tamper": "stamina_gym.agents.ladder:TamperAgent",
     },
 )
 

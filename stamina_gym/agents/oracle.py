@@ -34,20 +34,33 @@ class OracleAgent:
                 return {"tool": "ask", "question": point.phrasings[0]}
         return None
 
+    def turn_actions(self, turn: int) -> list[Any]:
+        """What the turn's work is after the questions: the reference plan, if the turn has
+        one, the reference patch and the submit. An entry may be a function that makes the
+        action when its time comes (it reads the tree as the earlier actions left it)."""
+        spec = self._env.turns[turn].spec
+        actions: list[Any] = []
+        if spec.reference_plans:
+            actions.append({"tool": "plan", "steps": [s.model_dump() for s in spec.reference_plans[0].steps]})
+        return actions + [{"tool": "apply_patch", "patch": self._env.reference_patch(turn)}, {"tool": "submit"}]
+
+    def asks(self, turn: int) -> bool:
+        """Whether the turn starts with the key questions."""
+        return True
+
     def act(self, observation: dict[str, Any]) -> dict[str, Any]:
         turn = int(observation["turn"])
         if self._turn != turn:
             self._turn = turn
-            spec = self._env.turns[turn].spec
-            self._queue = [{"tool": "plan", "steps": [s.model_dump() for s in spec.reference_plans[0].steps]}] if spec.reference_plans else []
-            self._queue += [{"tool": "apply_patch", "patch": self._env.reference_patch(turn)}, {"tool": "submit"}]
-            self._asking = True
+            self._queue = self.turn_actions(turn)
+            self._asking = self.asks(turn)
         if self._asking:
             question = self._next_question()
             if question is not None:
                 return question
             self._asking = False
-        return self._queue.pop(0)
+        action = self._queue.pop(0)
+        return action() if callable(action) else action
 
     def close(self) -> None:
         self._env = None

@@ -1,0 +1,59 @@
+"""Does the reward rank agents of graded skill the way an expert would? Plays the ladder
+of scripted policies (``stamina_gym.agents.ladder``) on an env and prints the mean total
+reward per rung with a 95% interval over the seeds, each rung's reward terms, and whether
+the ladder's order holds.
+
+    .venv/bin/python scripts/ladder.py [--env StaminaTodo-v0] [--seeds 0 1 2] [--turns N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import stamina_gym  # noqa: F401 - registers the env ids
+from stamina_gym.agents.ladder import RUNGS, order_problems, play_rung, rung_name
+
+#: Two-sided 95% quantiles of Student's t by degrees of freedom (more than 10: normal).
+_T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23}
+
+
+def interval(values: list[float]) -> float:
+    """Half-width of the 95% t interval of the mean (0 for a single value)."""
+    if len(values) < 2:
+        return 0.0
+    return _T95.get(len(values) - 1, 1.96) * statistics.stdev(values) / len(values) ** 0.5
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--env", default="StaminaTodo-v0")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--turns", type=int, help="play only the first N turns (default: all)")
+    args = parser.parse_args()
+    rows, started = [], time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="ladder-") as tmp:
+        for agent, kwargs in RUNGS:
+            name = rung_name(agent, kwargs)
+            runs = [play_rung(args.env, agent, kwargs, seed, args.turns, Path(tmp, name, str(seed))) for seed in args.seeds]
+            totals = [run["total"] for run in runs]
+            terms = {t: statistics.mean(run["terms"].get(t, 0.0) for run in runs) for t in sorted({t for r in runs for t in r["terms"]})}
+            rows.append((name, statistics.mean(totals), interval(totals), terms))
+            print(f"{name}: {statistics.mean(totals):.3f} ({time.monotonic() - started:.0f}s)", file=sys.stderr, flush=True)
+    shown = ("tests", "bonus", "regression", "quality", "rules", "tamper")
+    print(f"\n{args.env}, {args.turns or 'all'} turns, seeds {' '.join(map(str, args.seeds))}\n")
+    print("| rung | mean total reward | 95% interval | " + " | ".join(shown) + " |")
+    print("|---|---:|---:|" + "---:|" * len(shown))
+    for name, mean, half, terms in rows:
+        print(f"| {name} | {mean:.3f} | ±{half:.3f} | " + " | ".join(f"{terms.get(t, 0.0):.3f}" for t in shown) + " |")
+    problems = order_problems({name: mean for name, mean, _, _ in rows})
+    print("\nthe ladder's order holds" if not problems else "\nORDER BROKEN:\n  " + "\n  ".join(problems))
+    return 0 if not problems else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

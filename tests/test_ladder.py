@@ -1,0 +1,39 @@
+"""The reward ranks agents of graded skill as an expert would: the ladder of scripted
+policies (``stamina_gym.agents.ladder``) holds its order on a slice of every env, and each
+flaw costs through the term that should price it. The full-episode table is
+``scripts/ladder.py``'s (README)."""
+
+from __future__ import annotations
+
+import pytest
+
+from stamina_gym.agents.ladder import RUNGS, order_problems, play_rung, rung_name
+
+TURNS = 4  # enough for the flaws of 25% (one turn) and 50% (two turns) to differ
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env_id", ["StaminaTodo-v0", "StaminaClarify-v0"])
+def test_the_ladder_holds_its_order_and_each_flaw_costs_through_its_term(env_id, tmp_path):
+    played = {}
+    for agent, kwargs in RUNGS:
+        name = rung_name(agent, kwargs)
+        played[name] = play_rung(env_id, agent, kwargs, seed=0, turns=TURNS, records=tmp_path / name)
+    means = {name: run["total"] for name, run in played.items()}
+    assert order_problems(means) == [], means
+    oracle = played["oracle"]["terms"]
+    assert oracle["quality"] == 0 and oracle["regression"] == 0
+    for share in (25, 50):
+        assert played[f"oracle-debt-{share}"]["terms"]["quality"] < 0  # tests pass, the code got worse
+        assert played[f"oracle-break-{share}"]["terms"]["regression"] < 0  # an earlier feature broke
+        assert played[f"oracle-skip-{share}"]["terms"]["tests"] < oracle["tests"]
+        assert played[f"oracle-mutant-{share}"]["terms"]["tests"] < oracle["tests"]
+    assert played["tamper"]["terms"]["tamper"] < 0 and played["wreck"]["terms"]["quality"] < 0
+
+
+def test_the_order_check_names_what_is_out_of_place():
+    means = {"oracle": 3.0, "oracle-debt-25": 2.0, "oracle-debt-50": 2.5, "null": 0.0, "wreck": 0.1, "tamper": -5.0}
+    assert order_problems(means) == [
+        "oracle-debt-25 (2.000) should earn more than oracle-debt-50 (2.500)",
+        "null (0.000) should earn more than wreck (0.100)",
+    ]
