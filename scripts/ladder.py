@@ -43,7 +43,8 @@ def main() -> int:
             totals = [run["total"] for run in runs]
             terms = {t: statistics.mean(run["terms"].get(t, 0.0) for run in runs) for t in sorted({t for r in runs for t in r["terms"]})}
             rows.append((name, statistics.mean(totals), interval(totals), terms))
-            print(f"{name}: {statistics.mean(totals):.3f} ({time.monotonic() - started:.0f}s)", file=sys.stderr, flush=True)
+            print(f"{name}: {statistics.mean(totals):.3f} ±{interval(totals):.3f} (seeds: {', '.join(f'{t:.3f}' for t in totals)}; "
+                  f"{time.monotonic() - started:.0f}s)", file=sys.stderr, flush=True)  # fmt: skip
     shown = ("tests", "bonus", "regression", "quality", "rules", "tamper")
     print(f"\n{args.env}, {args.turns or 'all'} turns, seeds {' '.join(map(str, args.seeds))}\n")
     print("| rung | mean total reward | 95% interval | " + " | ".join(shown) + " |")
