@@ -119,3 +119,13 @@ def test_a_file_that_can_rebind_a_name_a_proof_uses_voids_the_proof(tmp_path, wr
 
 def test_writes_to_other_attributes_and_plain_objects_void_nothing():
     assert attribute_writes(ast.parse("def f(todo, name, v):\n    todo.title = v\n    setattr(todo, name, v)\n")) == {"title"}
+
+
+def test_a_chain_of_doubling_names_is_judged_in_linear_time():
+    """Each name uses the one before twice: judged without a memory of answers, 2**60 steps."""
+    chain = "".join(f"    s{n} = s{n - 1} + s{n - 1}\n" for n in range(1, 61))
+    source = f'def f(conn):\n    s0 = "x"\n{chain}    return conn.execute(f"SELECT {{s60}}")\n'
+    lines = constant_lines(ast.parse(source))
+    assert 63 in lines  # proved constant, and quickly (the test's own timeout would catch a blow-up)
+    tainted = source.replace('s0 = "x"', "s0 = conn.name")
+    assert 63 not in constant_lines(ast.parse(tainted))

@@ -100,3 +100,25 @@ def test_a_gain_on_a_failed_turn_is_not_paid_and_not_carried_over():
 def test_doing_nothing_never_earns_quality():
     infos = play([nothing, nothing])
     assert all(term <= 0 for term in quality_terms(infos))
+
+
+def padded(env, index):
+    """The reference, plus two hundred trivial documented functions nobody calls: padding
+    that lifts the per-function means (maintainability, complexity) without any work."""
+    reference(env, index)
+    pad = "".join(f'\n\ndef helper_{n}(value):\n    """Return the value."""\n    return value\n' for n in range(200))
+    act(env, tool="write_file", path="calc/helpers.py", content='"""Helpers."""\n' + pad)
+
+
+def test_padding_with_trivial_functions_earns_no_more_than_the_headroom_once(tmp_path):
+    """An open weakness, measured: per-function means (maintainability, complexity) are
+    lifted by dead trivial code. What it can earn is bounded by the score's headroom over
+    the reference at that turn, paid once and only on a solved turn; on the mini task that
+    is about 0.13 against 1.5 for solving the turn. Closing it (counting only code the tests
+    reach, or not paying gains that come from new unreached functions) is open work."""
+    gamed = play([padded, reference])
+    gain = sum(quality_terms(gamed)) - sum(quality_terms(play([reference, reference])))
+    headroom = 1 - gamed[0]["grade"]["quality"]["reference_score"]
+    assert 0 < gain <= headroom + 0.02, (quality_terms(gamed), headroom)
+    assert gamed[0]["reward_terms"]["bonus"] == 0.5  # padding pays only where the turn was solved
+    assert sum(quality_terms(play([nothing, nothing]))) <= 0  # doing nothing still earns nothing

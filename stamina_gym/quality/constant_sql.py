@@ -100,6 +100,8 @@ class _Module:
         self.functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self._locals: dict[int, dict[str, list[ast.AST]]] = {}
         self._busy: set[int] = set()
+        self._known: dict[tuple, bool] = {}
+        self._assumed = 0  # cycle assumptions made so far
         self.relied: set[str] = set()
         """Module-level names the last proofs used."""
         self.bindings = self._locals_of(tree)
@@ -119,13 +121,24 @@ class _Module:
         return self._guarded(self._text, node, function)
 
     def _guarded(self, judge, node: ast.AST, function: ast.AST | None) -> bool:
+        """``judge(node, function)``, each answer kept: a chain of names that each use the
+        one before twice (``b = a + a``, ``c = b + b``, ...) costs linear time, not
+        exponential. An answer that leaned on a cycle's assumption is not kept."""
+        key = (judge.__name__, id(node), id(function))
+        if key in self._known:
+            return self._known[key]
         if id(node) in self._busy:  # a cycle (x = x + "a"): the other parts and bindings decide
+            self._assumed += 1
             return True
         self._busy.add(id(node))
+        assumed = self._assumed
         try:
-            return judge(node, function)
+            answer = judge(node, function)
         finally:
             self._busy.discard(id(node))
+        if self._assumed == assumed:
+            self._known[key] = answer
+        return answer
 
     def _text(self, node: ast.AST, function: ast.AST | None) -> bool:
         if isinstance(node, _Item):
