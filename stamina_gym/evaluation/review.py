@@ -30,6 +30,7 @@ import numpy as np
 from stamina_gym.errors import ConfigError
 from stamina_gym.evaluation.records import read_json, read_lines, write_json
 from stamina_gym.evaluation.summary import load_agent_runs
+from stamina_gym.evaluation.transcript import html_page
 
 #: CSV column -> the automatic score it is compared with.
 DIMENSIONS = {"code_quality": "quality", "clarification": "clarification", "plan": "planning"}
@@ -104,16 +105,15 @@ def _page(item: str, turn: dict[str, Any], steps: list[dict[str, Any]]) -> str:
     parts.append("<h2>Plan</h2>")
     parts += [f"<pre>{html.escape(json.dumps(plan, indent=2, ensure_ascii=False))}</pre>" for plan in plans] or ["<p>None.</p>"]
     parts += ["<h2>The change</h2>", f"<pre>{diff or '(no change)'}</pre>"]
-    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{item}</title>'
-            f"<style>{_STYLE}</style></head><body>{''.join(parts)}</body></html>")  # fmt: skip
+    return html_page(item, "".join(parts), _STYLE)
 
 
 def _index(ids: list[str]) -> str:
     links = "".join(f'<li><a href="items/{item}.html">{item}</a></li>' for item in ids)
-    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Review pack</title>'
-            f"<style>{_STYLE}</style></head><body><h1>Review pack</h1><p>Score each item in scores.csv: code_quality, "
-            "clarification and plan from 1 (poor) to 5 (excellent), blank where it does not apply, notes free. "
-            f"Do not open key.json until you are done.</p><ol>{links}</ol></body></html>")  # fmt: skip
+    body = ("<h1>Review pack</h1><p>Score each item in scores.csv: code_quality, clarification and plan from 1 (poor) "
+            "to 5 (excellent), blank where it does not apply, notes free. Do not open key.json until you are done.</p>"
+            f"<ol>{links}</ol>")  # fmt: skip
+    return html_page("Review pack", body, _STYLE)
 
 
 # -- import -------------------------------------------------------------------------------

@@ -51,5 +51,10 @@ def transcript_page(title: str, turns: list[dict[str, Any]], steps: list[dict[st
             parts.append(f'<div class="step"><p class="meta">step {step["step"]}: {html.escape(str(step.get("tool")))}, '
                          f'reward {step.get("reward", 0):.3f}</p><pre>{html.escape(shown)}</pre>'
                          f"<pre>{html.escape(output)}</pre></div>")  # fmt: skip
+    return html_page(title, "".join(parts), _STYLE)
+
+
+def html_page(title: str, body: str, style: str) -> str:
+    """A self-contained page: ``body`` is HTML, ``title`` text."""
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-            f"<style>{_STYLE}</style></head><body>{''.join(parts)}</body></html>")  # fmt: skip
+            f"<style>{style}</style></head><body>{body}</body></html>")  # fmt: skip
