@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from stamina_gym import safetree, visible_tests
+from stamina_gym import agent_runner, safetree
 from stamina_gym.errors import ToolError
 from stamina_gym.sandbox import PYTEST_ENVIRONMENT, REPO_MOUNT, Mount, RunResult, Sandbox
 from stamina_gym.workspace import Workspace
@@ -253,12 +253,16 @@ def run(ctx: ToolContext, command: str, timeout: float | None = None) -> str:
     if timeout is not None and timeout <= 0:
         raise ToolError("timeout must be positive")
     limit = min(timeout, ctx.timeout_s) if timeout else ctx.timeout_s
-    return _format_run(ctx.sandbox.run(["bash", "-c", command], mounts=ctx.mounts(), timeout=limit))
+    argv, mounts = ["bash", "-c", command], ctx.mounts()
+    result = agent_runner.run_command(ctx.sandbox, mounts, argv, limit)
+    if result is None:  # no warm runner in this sandbox: a cold start
+        result = ctx.sandbox.run(argv, mounts=mounts, timeout=limit)
+    return _format_run(result)
 
 
 def run_tests(ctx: ToolContext, args: list | None = None) -> str:
     args = ["-q", "-p", "no:cacheprovider", "--color=no", *(str(a) for a in (args or []))]
-    result = visible_tests.run(ctx.sandbox, ctx.mounts(), args, ctx.timeout_s)
+    result = agent_runner.run_tests(ctx.sandbox, ctx.mounts(), args, ctx.timeout_s)
     if result is None:  # no warm runner in this sandbox: a cold interpreter
         argv = [ctx.sandbox.python, "-m", "pytest", *args]
         result = ctx.sandbox.run(argv, mounts=ctx.mounts(), timeout=ctx.timeout_s, env=PYTEST_ENVIRONMENT)

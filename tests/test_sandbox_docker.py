@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from stamina_gym import agent_runner
 from stamina_gym.errors import SandboxError
 from stamina_gym.sandbox import Mount
 from stamina_gym.sandbox.docker import INNER_GRACE_S, LABEL, LABEL_OWNER, LABEL_ROLE, connect, owner_id
@@ -54,13 +55,14 @@ def exists(client, container_id: str) -> bool:
     return True
 
 
-def test_both_containers_are_locked_down(env, client):
-    act(env, tool="run", command="true")
+def test_every_container_is_locked_down(env, client):
+    act(env, tool="run", command="true")  # the warm runner's container (tests)
+    env._sandbox.run(["true"], mounts=env._tools.mounts())  # a cold command's (work)
     act(env, tool="apply_patch", patch=env.turns[0].reference_patch)
     _, _, info = act(env, tool="submit")
     assert info["grade"]["failure_class"] is None
     ids = env._sandbox.container_ids()
-    assert set(ids) == {"work", "grade"}
+    assert set(ids) == {"work", "tests", "grade"}
     for role, container_id in ids.items():
         attrs = client.api.inspect_container(container_id)
         host = attrs["HostConfig"]
@@ -78,6 +80,10 @@ def test_both_containers_are_locked_down(env, client):
         binds = [m for m in attrs["Mounts"] if m["Type"] == "bind"]
         if role == "work":
             assert [(m["Source"], m["Destination"]) for m in binds] == [(str(env.workspace.path), "/repo")]
+        elif role == "tests":  # and the folder holding only the harness, read-only
+            harness = agent_runner._harness_folder()
+            assert sorted((m["Destination"], m["Source"], m["RW"]) for m in binds) == [
+                ("/harness", str(harness), False), ("/repo", str(env.workspace.path), True)]  # fmt: skip
         else:
             assert binds == [], "the grading container must see no host path"
     output, _, _ = act(env, tool="run", command="grep -E 'NoNewPrivs|CapEff|CapBnd' /proc/self/status; id -u")
@@ -108,9 +114,12 @@ def test_the_agent_container_never_holds_hidden_tests(env, client):
     act(env, tool="apply_patch", patch=env.turns[0].reference_patch)
     act(env, tool="submit")
     act(env, tool="run", command="true")
-    work = client.containers.get(env._sandbox.container_ids()["work"])
-    found = work.exec_run(["grep", "-rls", "test_add_small", "/", "--exclude-dir=proc", "--exclude-dir=sys"], user="0", stderr=False)
-    assert found.output.decode().strip() == ""
+    env._sandbox.run(["true"], mounts=env._tools.mounts())
+    for role in ("work", "tests"):  # the agent's commands run in these two
+        container = client.containers.get(env._sandbox.container_ids()[role])
+        found = container.exec_run(["grep", "-rls", "test_add_small", "/", "--exclude-dir=proc", "--exclude-dir=sys"], user="0",
+                                   stderr=False)  # fmt: skip
+        assert found.output.decode().strip() == "", role
 
 
 def test_close_removes_the_containers(client):
@@ -164,7 +173,7 @@ def test_docker_clean_removes_what_a_killed_worker_left(client):
         [sys.executable, "-m", "stamina_gym.cli", "docker-clean", "--stale"], capture_output=True, text=True, check=True
     ).stdout
     assert not any(exists(client, i) for i in ids)
-    assert "removed stamina-gym-work-" in out
+    assert "removed stamina-gym-tests-" in out
 
 
 def test_the_next_sandbox_sweeps_what_a_killed_worker_left(client):

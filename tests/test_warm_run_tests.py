@@ -1,4 +1,4 @@
-"""``run_tests`` on the warm runner (``stamina_gym.visible_tests``), on both backends: the
+"""``run_tests`` on the warm runner (``stamina_gym.agent_runner``), on both backends: the
 same answer as a cold ``python -m pytest``, the sandbox's guarantees for every call, and
 nothing of one call left for the next."""
 
@@ -10,7 +10,7 @@ import time
 import pytest
 
 from conftest import act, mini_env
-from stamina_gym import tools, visible_tests
+from stamina_gym import agent_runner, tools
 from stamina_gym.sandbox import PYTEST_ENVIRONMENT
 
 
@@ -30,11 +30,11 @@ def cold(env, *args: str) -> tuple[int, str]:
 
 def warm(env, *args: str):
     ctx = env._tools
-    return visible_tests.run(ctx.sandbox, ctx.mounts(), ["-q", "-p", "no:cacheprovider", "--color=no", *args], 60)
+    return agent_runner.run_tests(ctx.sandbox, ctx.mounts(), ["-q", "-p", "no:cacheprovider", "--color=no", *args], 60)
 
 
 def runner_of(env):
-    return visible_tests._RUNNERS[env._sandbox].service
+    return agent_runner._RUNNERS[env._sandbox].service
 
 
 SUITE = '''
@@ -109,7 +109,7 @@ def test_a_hanging_test_is_killed_at_the_timeout_and_the_next_call_runs(sandboxe
     write(env, "tests/test_hang.py", "import time\ndef test_hang():\n    time.sleep(600)\n")
     ctx = env._tools
     start = time.monotonic()
-    result = visible_tests.run(ctx.sandbox, ctx.mounts(), ["-q", "tests/test_hang.py"], 2)
+    result = agent_runner.run_tests(ctx.sandbox, ctx.mounts(), ["-q", "tests/test_hang.py"], 2)
     assert result.timed_out and time.monotonic() - start < 15
     assert "killed after its wall-clock timeout" in result.output
     write(env, "tests/test_hang.py", "def test_fine():\n    pass\n")
@@ -119,9 +119,9 @@ def test_a_hanging_test_is_killed_at_the_timeout_and_the_next_call_runs(sandboxe
 def test_a_test_that_kills_the_runner_costs_only_its_own_call(sandboxed_env):
     env = sandboxed_env
     write(env, "tests/test_kill.py", "import os, signal\ndef test_kill():\n    os.kill(os.getppid(), signal.SIGKILL)\n")
-    first = runner_of(env) if env._sandbox in visible_tests._RUNNERS else None
+    first = runner_of(env) if env._sandbox in agent_runner._RUNNERS else None
     output, _, info = act(env, tool="run_tests", args=["tests/test_kill.py"])
-    assert info["ok"] and "the test run ended the test runner" in output
+    assert info["ok"] and "the call ended the warm runner" in output
     assert first is None or not first.alive
     write(env, "tests/test_kill.py", "def test_fine():\n    pass\n")
     output, _, info = act(env, tool="run_tests", args=["tests/test_kill.py"])
@@ -184,14 +184,15 @@ def test_the_runner_follows_a_work_tree_laid_again(sandboxed_env):
     assert re.search(r"no tests ran|not found|ERROR", warm(env, "tests/test_one.py").output)
 
 
-def test_a_test_that_freezes_the_runner_cannot_hang_the_env(sandboxed_env):
+def test_a_test_that_freezes_the_runner_cannot_hang_the_env(sandboxed_env, monkeypatch):
     """SIGSTOP to the warm process (same user, so allowed): the call ends at its timeout
     plus the runner's grace, the frozen runner is discarded, the next call runs."""
+    monkeypatch.setattr(agent_runner, "_GRACE_S", 3.0)  # the grace the frozen runner gets, shorter than in use
     env = sandboxed_env
     write(env, "tests/test_freeze.py", "import os, signal\ndef test_freeze():\n    os.kill(os.getppid(), signal.SIGSTOP)\n")
     ctx = env._tools
     start = time.monotonic()
-    result = visible_tests.run(ctx.sandbox, ctx.mounts(), ["-q", "tests/test_freeze.py"], 2)
-    assert result.timed_out and time.monotonic() - start < 2 + visible_tests._GRACE_S + 10
+    result = agent_runner.run_tests(ctx.sandbox, ctx.mounts(), ["-q", "tests/test_freeze.py"], 2)
+    assert result.timed_out and time.monotonic() - start < 2 + agent_runner._GRACE_S + 10
     write(env, "tests/test_freeze.py", "def test_fine():\n    pass\n")
     assert warm(env, "tests/test_freeze.py").exit_code == 0

@@ -99,7 +99,9 @@ def serve(roots):
     for line in sys.stdin:
         job = json.loads(line)
         if job.get("kind") == "visible":
-            report = run_visible(job, pytest)
+            report = _relay(job, lambda out_fd: _visible_child(job, out_fd, pytest))
+        elif job.get("kind") == "command":
+            report = _relay(job, lambda out_fd: _command_child(job, out_fd))
         else:
             report = run_job(job, roots, pytest, hashlib.sha256)
         _sweep()
@@ -110,7 +112,8 @@ def serve(roots):
 
 def _sweep():
     """Kill every process this one may signal (all of the sandbox user's but itself; the
-    sandbox's init belongs to another user), reap them, empty /tmp and /dev/shm. Only as
+    sandbox's init belongs to another user), reap them, remove the user's IPC objects,
+    empty /tmp, /dev/shm and /dev/mqueue. Only as
     an unprivileged user whose parent is the PID namespace's init (bubblewrap) or outside
     it (a docker exec): anywhere else ``kill(-1)`` would reach the host's processes."""
     import shutil
@@ -127,7 +130,16 @@ def _sweep():
                 time.sleep(0.001)
         except ChildProcessError:
             break
-    for folder in ("/tmp", "/dev/shm"):
+    # System V IPC objects of the user go too, as a cold run's IPC namespace would.
+    for ipcrm in ("/usr/bin/ipcrm", "/bin/ipcrm"):
+        if os.path.exists(ipcrm):
+            try:
+                quiet = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
+                os.waitpid(os.posix_spawn(ipcrm, [ipcrm, "--all"], {"PATH": "/usr/bin:/bin"}, file_actions=quiet), 0)
+            except OSError:
+                pass
+            break
+    for folder in ("/tmp", "/dev/shm", "/dev/mqueue"):
         try:
             entries = os.listdir(folder)
         except OSError:
@@ -194,13 +206,17 @@ def run_job(job, roots, pytest, sha256):
     return report
 
 
-def run_visible(job, pytest):
-    """The agent's own tests, as ``python -m pytest ARGS`` in the working folder would run
-    them, in one forked child: its own configuration, conftest files and plugins count
-    (they are the agent's business), its exit status and combined output are the reply.
-    The parent reads the output, keeping the first and last ``max_bytes // 2`` bytes of
-    it; past ``hard_bytes`` or the deadline the child's process group is killed (and then
-    every process of the user, by the sweep that follows each job)."""
+def _relay(job, child):
+    """One of the agent's calls in a forked child (``child(out_fd)`` returns its exit
+    status): the agent's own tests (``kind: visible``), as ``python -m pytest ARGS`` in the
+    working folder would run them, its configuration, conftest files and plugins counting
+    (they are the agent's business); or a command (``kind: command``) exec'd as the
+    sandbox would start it cold. The reply is the exit status and the combined output:
+    the parent keeps the first and last ``max_bytes // 2`` bytes of it; past ``hard_bytes``
+    or the deadline the child's process group is killed (and then every process of the
+    user, by the sweep that follows each job). The call ends when the child does, as a
+    cold sandbox ends with its command: what its leftover processes still hold open is
+    not waited for (the sweep kills them)."""
     import base64
 
     deadline = time.monotonic() + float(job["timeout_s"])
@@ -208,37 +224,65 @@ def run_visible(job, pytest):
     pid = os.fork()
     if pid == 0:
         os.close(out_r)
-        os._exit(_visible_child(job, out_w, pytest))
+        os._exit(child(out_w))
     os.close(out_w)
-    half = max(int(job["max_bytes"]) // 2, 1)
-    head, tail, total, killed = bytearray(), bytearray(), 0, None
+    try:
+        exited = os.pidfd_open(pid)  # readable once the child has ended
+    except (AttributeError, OSError):
+        exited = None  # no pidfd here: the child is polled
+    half, hard = max(int(job["max_bytes"]) // 2, 1), int(job["hard_bytes"])
+    out = {"head": bytearray(), "tail": bytearray(), "total": 0}
+
+    def feed(chunk):
+        """Keep what is shown of ``chunk``; True once the hard limit is passed."""
+        out["total"] += len(chunk)
+        if len(out["head"]) < half:
+            take = half - len(out["head"])
+            out["head"] += chunk[:take]
+            chunk = chunk[take:]
+        if chunk:
+            out["tail"] += chunk
+            del out["tail"][:-half]
+        return out["total"] > hard
+
+    killed, status = None, None
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             killed = "timeout"
             break
-        if not select.select([out_r], [], [], remaining)[0]:
+        watched = [out_r] if exited is None else [out_r, exited]
+        ready = select.select(watched, [], [], remaining if exited is not None else min(remaining, 0.02))[0]
+        if exited is None:
+            reaped, code = os.waitpid(pid, os.WNOHANG)
+            status = code if reaped == pid else None
+        if (exited in ready) if exited is not None else status is not None:
+            # Ended: all it wrote is in the pipe already; leftovers may hold it open for ever.
+            os.set_blocking(out_r, False)
+            try:
+                while (chunk := os.read(out_r, 65536)) and not feed(chunk):
+                    pass
+            except BlockingIOError:
+                pass
+            break
+        if out_r not in ready:
             continue
         chunk = os.read(out_r, 65536)
         if not chunk:
             break
-        total += len(chunk)
-        if len(head) < half:
-            take = half - len(head)
-            head += chunk[:take]
-            chunk = chunk[take:]
-        if chunk:
-            tail += chunk
-            del tail[:-half]
-        if total > int(job["hard_bytes"]):
+        if feed(chunk):
             killed = "output"
             break
-    if killed:
-        _kill(pid)
+    # Its group: what the child left running ends with it, as in a cold sandbox (a child
+    # already reaped has only its group left to signal).
+    _kill(pid) if status is None else _kill_group(pid)
     os.close(out_r)
-    _, status = os.waitpid(pid, 0)
-    return {"id": job.get("id"), "exit": os.waitstatus_to_exitcode(status), "killed": killed, "total": total,
-            "head": base64.b64encode(bytes(head)).decode(), "tail": base64.b64encode(bytes(tail)).decode()}  # fmt: skip
+    if exited is not None:
+        os.close(exited)
+    if status is None:
+        _, status = os.waitpid(pid, 0)
+    return {"id": job.get("id"), "exit": os.waitstatus_to_exitcode(status), "killed": killed, "total": out["total"],
+            "head": base64.b64encode(bytes(out["head"])).decode(), "tail": base64.b64encode(bytes(out["tail"])).decode()}  # fmt: skip
 
 
 def _visible_child(job, out_fd, pytest):
@@ -281,6 +325,36 @@ def _visible_child(job, out_fd, pytest):
     except BaseException:  # noqa: BLE001 - the status is pytest's, whatever the cleanup did
         pass
     return code & 0xFF
+
+
+def _command_child(job, out_fd):
+    """Exec ``job["argv"]`` in this forked child as a cold sandbox run starts a command: a
+    session of its own, stdin empty, stdout and stderr into the parent's pipe, the signals
+    Python ignores back at their defaults, the sandbox's environment without the keys
+    the warm process alone has (``unset``), its own CPU-time limit. Returns only when the
+    exec fails (127, as a shell says for a command not found)."""
+    os.setsid()
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(out_fd, 1)
+    os.dup2(out_fd, 2)
+    for fd in (null, out_fd):
+        os.close(fd)
+    for name in ("SIGPIPE", "SIGXFSZ", "SIGXFZ"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+    if job.get("cpu_s"):
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CPU, (int(job["cpu_s"]), int(job["cpu_s"])))
+    environment = {key: value for key, value in os.environ.items() if key not in job.get("unset", ())}
+    argv = list(job["argv"])
+    try:
+        os.chdir(job.get("cwd") or os.getcwd())
+        os.execvpe(argv[0], argv, environment)
+    except OSError as exc:
+        os.write(2, f"{argv[0]}: {exc.strerror}\n".encode("utf-8", "replace"))
+    return 127
 
 
 def _place(arg, roots):
@@ -360,6 +434,13 @@ def _kill(pid):
             os.kill(target, signal.SIGKILL)
         except OSError:
             pass
+
+
+def _kill_group(pgid):
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        pass
 
 
 def _judge(lines, sha256):

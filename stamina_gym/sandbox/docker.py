@@ -3,10 +3,13 @@ containers of the image built by ``stamina-gym docker-build`` (``sandbox/image.p
 
 Long-lived containers per env, each started on first use:
 
-* ``work`` runs the agent's commands. The env's work tree is bind-mounted at ``/repo``;
-  the env resets it with git on the host, so a new episode costs no new container.
-* ``tests`` holds the warm runner of the agent's own tests (``visible_tests.py``): the
-  same binds as ``work``, apart so that the sweep after each command leaves it running.
+* ``work`` runs cold commands (``run``: a bug report's reproduction script, the agent's
+  commands where the warm runner is off). The env's work tree is bind-mounted at
+  ``/repo``; the env resets it with git on the host, so a new episode costs no new
+  container.
+* ``tests`` holds the warm runner of the agent's commands and tests (``agent_runner.py``):
+  the same binds as ``work``, apart so that the sweep after each cold command leaves it
+  running.
 * ``grade`` runs the hidden tests. Grading trees (``Mount.ephemeral``) are copied in as
   tar archives onto in-memory volumes, writable ones are copied back out the same way,
   and everything is wiped after the run. No host path is mounted into it, and it never
