@@ -6,6 +6,7 @@ import functools
 import re
 import string
 import tempfile
+import threading
 import time
 import warnings
 import weakref
@@ -20,10 +21,10 @@ from gymnasium import spaces
 
 from stamina_gym import costs, safetree
 from stamina_gym.config import EnvConfig, load_env_config
-from stamina_gym.errors import ConfigError, SandboxError, ToolError
+from stamina_gym.errors import ConfigError, SandboxError, TaskError, ToolError
 from stamina_gym.grading.cache import GradingCache
 from stamina_gym.grading.grade import Grade, grade_run
-from stamina_gym.grading.runner import run_hidden_tests
+from stamina_gym.grading.runner import HiddenRun, run_hidden_tests
 from stamina_gym.quality.review import Review, Reviewer
 from stamina_gym.sandbox import SANDBOXES, Sandbox
 from stamina_gym.task import load_task
@@ -168,10 +169,16 @@ class StaminaEnv(gym.Env[dict, str]):
         self.render_mode = render_mode
         self.task = load_task(self.config.task)
         self.turns = self.task.turns[: self.config.max_turns]
-        self._costs = costs.load(self.task) if self.config.regression.budget_ms is not None else None
-        if self.config.regression.budget_ms is not None and self._costs is None:
-            raise ConfigError(f"regression.budget_ms needs the task's {costs.FILE_NAME}, which {self.task.root} lacks: "
-                              f"measure it with `stamina-gym costs {self.task.meta.id} --write`")  # fmt: skip
+        if self.config.regression.budget_ms is not None:
+            self._costs = costs.load(self.task)
+            if self._costs is None:
+                raise ConfigError(f"regression.budget_ms needs the task's {costs.FILE_NAME}, which {self.task.root} lacks: "
+                                  f"measure it with `stamina-gym costs {self.task.meta.id} --write`")  # fmt: skip
+        else:  # the costs only balance the grading shards: a stale file is no reason to fail
+            try:
+                self._costs = costs.load(self.task)
+            except TaskError:
+                self._costs = None
         limit = self.config.observation.max_chars
         text = spaces.Text(max_length=limit, min_length=0, charset=CHARSET)
         self.observation_space = spaces.Dict(
@@ -254,20 +261,34 @@ class StaminaEnv(gym.Env[dict, str]):
         in_force = self.task.regression_ids(turn.index)
         regression = self._regression_to_run(turn.index, in_force)
         # The hidden tests run in the sandbox (this process only waits for them) while the
-        # tree is reviewed here: a submit costs the longer of the two, not their sum.
+        # tree is reviewed here: a submit costs the longer of the two, not their sum. The
+        # review starts once the run is staged: both are Python on one interpreter lock,
+        # and every millisecond of staging delays the run.
+        staged = threading.Event()
+
+        def grade_in_sandbox() -> HiddenRun:
+            try:
+                return run_hidden_tests(
+                    source=workspace.path,
+                    task=self.task,
+                    turns=self.turns[: self._turn + 1],
+                    sandbox=sandbox,
+                    scratch=self._root / "scratch",
+                    timeout=self.config.sandbox.grading_timeout_s,
+                    cache=self._cache,
+                    params=self._params,
+                    only={*turn.test_ids, *regression},
+                    costs=self._costs,
+                    staged=staged.set,
+                )
+            finally:
+                staged.set()
+
         with ThreadPoolExecutor(1, thread_name_prefix="grading") as pool:
-            hidden_tests = pool.submit(
-                run_hidden_tests,
-                source=workspace.path,
-                task=self.task,
-                turns=self.turns[: self._turn + 1],
-                sandbox=sandbox,
-                scratch=self._root / "scratch",
-                timeout=self.config.sandbox.grading_timeout_s,
-                cache=self._cache,
-                params=self._params,
-                only={*turn.test_ids, *regression},
-            )
+            hidden_tests = pool.submit(grade_in_sandbox)
+            staged.wait()
+            # numstat stages the tree, which nothing writes during a submit (grading runs on
+            # a copy): the commit below records that index as it is.
             review = self._reviewer.review(
                 turn, workspace.path, changed=workspace.numstat(self._turn_start), last=self._turn + 1 == len(self.turns)
             )
@@ -296,7 +317,7 @@ class StaminaEnv(gym.Env[dict, str]):
         scores, dialogue = self._dialogue.score(grade_info, python, self.config.scores)
         terms.update(self.score_terms(scores, grade))
         info.update(ok=True, grade=grade_info, reward_terms=terms, scores=scores, dialogue=dialogue,
-                    commit=workspace.commit(f"turn {turn.index}"))  # fmt: skip
+                    commit=workspace.commit(f"turn {turn.index}", stage=False))  # fmt: skip
         reward += sum(terms.values())
         feedback = "Submitted."
         if self.config.observation.feedback == "summary":

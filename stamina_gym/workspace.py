@@ -99,6 +99,12 @@ class Listing:
     over: TreeTooLarge | None = None
 
 
+def _stat_key(info: os.stat_result) -> tuple[int, ...]:
+    """What tells a file's content changed without reading it (git's own racy-clean test
+    uses the same fields)."""
+    return (info.st_mode, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
 class Workspace:
     """A work tree at ``root/work`` with its git directory at ``root/git``. ``max_files``
     and ``max_bytes`` cap what the env walks (see ``listing``)."""
@@ -114,6 +120,10 @@ class Workspace:
         self._env = {**os.environ, **_GIT_ENV, "GIT_DIR": str(self.git_dir), "GIT_WORK_TREE": str(self.path)}
         self._blobs: dict[tuple, tuple[bytes, str]] = {}
         self._lines: dict[tuple, int] = {}
+        self._staged: tuple | None = None
+        """What the index was last made from (every walked entry's path and lstat), while
+        nothing but ``stage`` has written the index: a tree that walks the same again is
+        staged already, and three git processes are saved."""
 
     # -- git ----------------------------------------------------------------------------
 
@@ -190,6 +200,7 @@ class Workspace:
         # it mounted, a warm test runner or a docker container, keeps seeing it.
         safetree.rmtree(self.git_dir)
         safetree.rmtree(self.path, keep_root=True)
+        self._staged = None
         shutil.copytree(self.seed, self.path, symlinks=True, dirs_exist_ok=True)
         self.git("init", "-q", "--template=", "-b", "main")
         (self.git_dir / "info").mkdir(exist_ok=True)
@@ -203,10 +214,12 @@ class Workspace:
     def head(self) -> str:
         return self.git("rev-parse", "HEAD").stdout.strip()
 
-    def commit(self, message: str) -> str:
+    def commit(self, message: str, *, stage: bool = True) -> str:
         """Record the work tree as a commit (empty when nothing changed); returns its id,
-        the one ``git add -A && git commit`` would give."""
-        self.stage()
+        the one ``git add -A && git commit`` would give. With ``stage=False``, the index as
+        the last ``stage`` left it (the caller knows nothing wrote the tree since)."""
+        if stage:
+            self.stage()
         tree = self.git("write-tree").stdout.strip()
         commit = self.git("commit-tree", "-p", "HEAD", "-m", message, tree).stdout.strip()
         self.git("update-ref", "HEAD", commit)
@@ -218,6 +231,7 @@ class Workspace:
         depth, permission or file type stops it); git only writes ``rev`` into the empty
         folder, which stays the same folder (a container may have it bind-mounted)."""
         safetree.rmtree(self.path, keep_root=True)
+        self._staged = None
         self.git("read-tree", "--empty")
         self.git("reset", "-q", "--hard", rev)
 
@@ -261,6 +275,10 @@ class Workspace:
         None; past a cap the entries before it are staged and every other path keeps what
         was staged before (what lies past the cap is unknown, so nothing is deleted)."""
         listing = self.listing(special=True)
+        walked = (tuple((e.rel, _stat_key(e.stat)) for e in listing.entries), listing.over)
+        if walked == self._staged:
+            return listing.over
+        self._staged = None
         wanted = [e for e in listing.entries if e.kind in ("file", "symlink")]
         ignored = self._ignored(wanted, listing.entries)
         records = []
@@ -282,6 +300,9 @@ class Workspace:
         if not fresh.exists():  # nothing to stage: git writes no index
             self.git("read-tree", "--empty", index=fresh)
         os.replace(fresh, self.git_dir / "index")
+        now = time.time_ns()  # a file changed within the clock's grain may change again unseen
+        settled = all(now - e.stat.st_ctime_ns > _SETTLED_NS for e in listing.entries)
+        self._staged = walked if settled else None
         return listing.over
 
     def _ignored(self, wanted: list[Entry], entries: list[Entry]) -> set[str]:
@@ -309,7 +330,7 @@ class Workspace:
         """(git mode, blob id) of a regular file or symlink, the blob written to the object
         store; None when the file changed under the walk."""
         info = entry.stat
-        key = (entry.rel, info.st_mode, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+        key = (entry.rel, *_stat_key(info))
         known = self._blobs.get(key)
         if known is not None:
             return known

@@ -114,7 +114,7 @@ def test_an_env_fault_mid_episode_is_an_infrastructure_failure_with_the_steps_so
     env = mini_env()
     env.reset(seed=0)
 
-    def broken_commit(message: str) -> str:
+    def broken_commit(message: str, **_) -> str:
         raise GitError("git commit failed: disk full")
 
     env.workspace.commit = broken_commit

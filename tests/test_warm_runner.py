@@ -138,6 +138,8 @@ while True:
 """
 subprocess.Popen([sys.executable, "-c", HUNT], start_new_session=True,
                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+import time
+time.sleep(2)  # the run must not end before the hunter has found its runner
 
 
 def add(a, b):

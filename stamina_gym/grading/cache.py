@@ -34,7 +34,7 @@ import tempfile
 from dataclasses import asdict, replace
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Mapping
 
 from stamina_gym import safetree
 from stamina_gym.errors import TreeTooLarge
@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # the runner imports this module
     from stamina_gym.grading.runner import HiddenRun
 
 #: Bump whenever the runner or the report parser changes what a run reports.
-GRADER_VERSION = "2"
+GRADER_VERSION = "3"
 _CHUNK = 1 << 16
 
 
@@ -138,7 +138,8 @@ class GradingCache:
 
     def run(self, grade: Callable[..., "HiddenRun"], *, source: Path, task: Any, turns: Any, sandbox: Any,
             scratch: Path, timeout: float, params: dict | None = None, workers: int | None = None,
-            only: Collection[str] | None = None) -> "HiddenRun":
+            only: Collection[str] | None = None, costs: Mapping[str, float] | None = None,
+            staged: Callable[[], None] | None = None) -> "HiddenRun":
         """``grade(...)`` (``run_hidden_tests`` without a cache) unless a run is stored."""
         from stamina_gym.grading.runner import COPY_MAX_BYTES, COPY_MAX_FILES, _ignore
 
@@ -152,13 +153,13 @@ class GradingCache:
             source_digest = safetree.tree_digest(source, _ignore, max_files=COPY_MAX_FILES, max_bytes=COPY_MAX_BYTES)
         except TreeTooLarge:  # not graded, so nothing to store
             return grade(source=source, task=task, turns=turns, sandbox=sandbox, scratch=scratch, timeout=timeout,
-                         params=params, workers=workers, only=only)  # fmt: skip
+                         params=params, workers=workers, only=only, costs=costs, staged=staged)  # fmt: skip
         key = self.key(source_digest, tests, grader_identity(sandbox.isolation, timeout))
         hit = self.get(key)
         if hit is not None:
             return hit
         hidden = grade(source=source, task=task, turns=turns, sandbox=sandbox, scratch=scratch, timeout=timeout, params=params,
-                       workers=workers, only=only)  # fmt: skip
+                       workers=workers, only=only, costs=costs, staged=staged)  # fmt: skip
         self.put(key, hidden)
         return replace(hidden, cache="miss")
 

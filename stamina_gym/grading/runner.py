@@ -94,6 +94,9 @@ def pytest_args(shard: int, files: Sequence[str]) -> list[str]:
         "-c", "{grade}/pytest.ini", "--rootdir", "{grade}",
         "-p", "no:cacheprovider", "-p", "no:junitxml", "--noconftest", "--import-mode=importlib",
         "--continue-on-collection-errors", "-q", "--no-header", "-o", "console_output_style=classic",
+        # Python's own traceback: pytest's default style reads every frame's source, which
+        # was about 8 ms per failing test (each run has its must-fail canaries).
+        "--tb=native",
         "-o", "pythonpath={repo} {grade}/support", f"--basetemp=/tmp/pytest-shard-{shard}",
         *(f"{{grade}}/tests/{path}" for path in files),
     ]  # fmt: skip
@@ -151,6 +154,20 @@ def shard_turns(
     return [sorted(group, key=lambda t: t.index) for group in groups if group]
 
 
+#: What importing one test module costs, in the units of ``costs.json`` (milliseconds): a
+#: shard of many cheap files is not a light shard.
+_FILE_COST_MS = 10.0
+
+
+def _cost(test_ids: Sequence[str], costs: Mapping[str, float] | None) -> float:
+    """What running ``test_ids`` costs: their measured milliseconds and a file import each;
+    without ``costs``, their number."""
+    if costs is None:
+        return float(len(test_ids))
+    files = {tid.split("::")[0] for tid in test_ids}
+    return sum(costs.get(tid, 0.0) for tid in test_ids) + _FILE_COST_MS * len(files)
+
+
 def _chosen(turn: Turn, only: Collection[str] | None) -> list[str] | None:
     """The pytest arguments (under the tests folder) that run ``turn``'s tests in ``only``:
     None for the whole folder, [] for none of them."""
@@ -172,6 +189,8 @@ def run_hidden_tests(
     params: Mapping[str, str | int] | None = None,
     workers: int | None = None,
     only: Collection[str] | None = None,
+    costs: Mapping[str, float] | None = None,
+    staged: Callable[[], None] | None = None,
 ) -> HiddenRun:
     """Copy ``source``, add the hidden tests of ``turns`` (rendered with the episode's
     ``params`` when the task has any) and canaries, run, parse. With a ``cache``
@@ -179,16 +198,19 @@ def run_hidden_tests(
     the turns are split into that many pytest processes that run at once in the one
     sandbox call, each with its own canaries, report and temporary folder (default: the
     sandbox config's ``workers()``). With ``only``, just the tests with those ids run, and
-    only the folders of turns with a chosen test are staged."""
+    only the folders of turns with a chosen test are staged. With ``costs`` (test id ->
+    milliseconds, the task's ``costs.json``) the shards are balanced by what their tests
+    cost rather than by their number. ``staged`` is called once the run is handed to the
+    sandbox."""
     params = dict(params or {})
     workers = sandbox.config.workers() if workers is None else workers
     if cache is not None:
         return cache.run(run_hidden_tests, source=source, task=task, turns=turns, sandbox=sandbox, scratch=scratch,
-                         timeout=timeout, params=params, workers=workers, only=only)  # fmt: skip
+                         timeout=timeout, params=params, workers=workers, only=only, costs=costs, staged=staged)  # fmt: skip
     wanted = None if only is None else frozenset(only)
     chosen = {turn.id: _chosen(turn, wanted) for turn in turns}
     turns = [turn for turn in turns if chosen[turn.id] != []]
-    shards = shard_turns(turns, workers, lambda t: len(t.test_ids) if chosen[t.id] is None else len(chosen[t.id]))
+    shards = shard_turns(turns, workers, lambda t: _cost(chosen[t.id] or t.test_ids, costs))
     try:
         warm = _warm_runner(sandbox, scratch)
     except SandboxError as exc:  # before any graded code ran: the sample is void
@@ -223,6 +245,8 @@ def run_hidden_tests(
             files = sorted({tid.split("::")[0] for tid in keep})
             job["shards"].append({"args": pytest_args(number, files), "keep": keep})
         sandbox.prepare(stage / "src")
+        if staged is not None:
+            staged()
         try:
             if warm:
                 run = warm.service.ask(json.dumps(job), timeout + 30)
