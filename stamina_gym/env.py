@@ -10,7 +10,7 @@ import threading
 import time
 import warnings
 import weakref
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ from stamina_gym.config import EnvConfig, load_env_config
 from stamina_gym.errors import ConfigError, SandboxError, TaskError, ToolError
 from stamina_gym.grading.cache import GradingCache
 from stamina_gym.grading.grade import Grade, grade_run
-from stamina_gym.grading.runner import HiddenRun, run_hidden_tests
+from stamina_gym.grading.runner import HiddenRun, run_hidden_tests, stage_tests
 from stamina_gym.quality.review import Review, Reviewer
 from stamina_gym.sandbox import SANDBOXES, Sandbox
 from stamina_gym.task import load_task
@@ -195,6 +195,9 @@ class StaminaEnv(gym.Env[dict, str]):
         self._workspace: Workspace | None = None
         self._sandbox: Sandbox | None = None
         self._reviewer: Reviewer | None = None
+        self._stager = ThreadPoolExecutor(1, thread_name_prefix="grading-stage")
+        self._staging: tuple[int, tuple[str, ...], Future] | None = None
+        """(turn index, its regression draw, its grading folder being made)."""
         self._cache = GradingCache(self.config.grading_cache) if self.config.grading_cache else None
         self._turn: int | None = None
         self._last_output = ""
@@ -217,6 +220,7 @@ class StaminaEnv(gym.Env[dict, str]):
         self._reviewer.reset(self._params)
         self._regression_seed = int(self.np_random.integers(2**63))  # drawn last: earlier draws keep their values
         self._prompts: dict[int, str] = {}
+        self._discard_staged()
         self._begin_turn()
         observation = self._observe(_intro())
         return observation, {"turn": 1, "variants": list(self._variants), "params": dict(self._params)}
@@ -259,12 +263,12 @@ class StaminaEnv(gym.Env[dict, str]):
         turn = self.turns[self._turn]
         workspace, sandbox = self._workspace, self._sandbox
         in_force = self.task.regression_ids(turn.index)
-        regression = self._regression_to_run(turn.index, in_force)
+        regression, staging = self._staged_for(self._turn)
         # The hidden tests run in the sandbox (this process only waits for them) while the
         # tree is reviewed here: a submit costs the longer of the two, not their sum. The
-        # review starts once the run is staged: both are Python on one interpreter lock,
-        # and every millisecond of staging delays the run.
-        staged = threading.Event()
+        # review starts once the run is handed to the sandbox: both are Python on one
+        # interpreter lock, and every millisecond of staging delays the run.
+        started = threading.Event()
 
         def grade_in_sandbox() -> HiddenRun:
             try:
@@ -279,14 +283,15 @@ class StaminaEnv(gym.Env[dict, str]):
                     params=self._params,
                     only={*turn.test_ids, *regression},
                     costs=self._costs,
-                    staged=staged.set,
+                    staged=staging.result(),
+                    started=started.set,
                 )
             finally:
-                staged.set()
+                started.set()
 
         with ThreadPoolExecutor(1, thread_name_prefix="grading") as pool:
             hidden_tests = pool.submit(grade_in_sandbox)
-            staged.wait()
+            started.wait()
             # numstat stages the tree, which nothing writes during a submit (grading runs on
             # a copy): the commit below records that index as it is.
             review = self._reviewer.review(
@@ -332,6 +337,36 @@ class StaminaEnv(gym.Env[dict, str]):
         self._turn_steps, self._turn_start = 0, workspace.head()
         self._begin_turn()
         return self._finish_step(self._observe(feedback), reward, info)
+
+    def _stage_turn(self, index: int) -> None:
+        """Start making the grading folder of the submit of turn ``index`` (0-based) on the
+        staging thread: its hidden tests, the regression tests it will draw and fresh
+        canaries; everything but the agent's source, which the submit copies in."""
+        self._discard_staged()
+        turn = self.turns[index]
+        regression = self._regression_to_run(turn.index, self.task.regression_ids(turn.index))
+        job = self._stager.submit(stage_tests, task=self.task, turns=self.turns[: index + 1], scratch=self._root / "scratch",
+                                  workers=self._sandbox.config.workers(), params=self._params,
+                                  only={*turn.test_ids, *regression}, costs=self._costs)  # fmt: skip
+        self._staging = (index, regression, job)
+
+    def _staged_for(self, index: int) -> tuple[tuple[str, ...], Future]:
+        """The regression tests the submit of turn ``index`` runs and its grading folder
+        (being made), staged now if nothing was."""
+        if self._staging is None or self._staging[0] != index:
+            self._stage_turn(index)
+        _, regression, job = self._staging
+        self._staging = None
+        return regression, job
+
+    def _discard_staged(self) -> None:
+        if self._staging is not None:
+            job = self._staging[2]
+            self._staging = None
+            try:
+                job.result().discard()
+            except Exception:  # noqa: BLE001 - a folder that failed to be made leaves nothing to discard
+                pass
 
     def _regression_to_run(self, index: int, in_force: tuple[str, ...]) -> tuple[str, ...]:
         """The regression tests this submit reruns: all of them, or whole test files drawn
@@ -420,6 +455,7 @@ class StaminaEnv(gym.Env[dict, str]):
         index = self._turn
         turn = self.turns[index]
         self._reviewer.prefetch(last=index + 1 == len(self.turns))
+        self._stage_turn(index)  # while the agent works (a submit then only copies its source in)
         raw = turn.spec.prompts[self._variants[index]]
         values = {**self._params, **self._picked[index]}
         self._prompts[index] = render_prompt(turn, raw, values, self._workspace, self._sandbox, self._root / "scratch",
@@ -538,6 +574,8 @@ class StaminaEnv(gym.Env[dict, str]):
         return self._turn
 
     def close(self) -> None:
+        self._discard_staged()
+        self._stager.shutdown(wait=True)
         if self._user is not None:
             self._user.close()
             self._user = None

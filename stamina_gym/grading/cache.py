@@ -139,8 +139,9 @@ class GradingCache:
     def run(self, grade: Callable[..., "HiddenRun"], *, source: Path, task: Any, turns: Any, sandbox: Any,
             scratch: Path, timeout: float, params: dict | None = None, workers: int | None = None,
             only: Collection[str] | None = None, costs: Mapping[str, float] | None = None,
-            staged: Callable[[], None] | None = None) -> "HiddenRun":
-        """``grade(...)`` (``run_hidden_tests`` without a cache) unless a run is stored."""
+            staged: Any = None, started: Callable[[], None] | None = None) -> "HiddenRun":
+        """``grade(...)`` (``run_hidden_tests`` without a cache) unless a run is stored
+        (then the grading folder made ahead, ``staged``, is discarded unused)."""
         from stamina_gym.grading.runner import COPY_MAX_BYTES, COPY_MAX_FILES, _ignore
 
         folders = [(turn.id, turn.dir / "tests") for turn in turns]
@@ -153,13 +154,15 @@ class GradingCache:
             source_digest = safetree.tree_digest(source, _ignore, max_files=COPY_MAX_FILES, max_bytes=COPY_MAX_BYTES)
         except TreeTooLarge:  # not graded, so nothing to store
             return grade(source=source, task=task, turns=turns, sandbox=sandbox, scratch=scratch, timeout=timeout,
-                         params=params, workers=workers, only=only, costs=costs, staged=staged)  # fmt: skip
+                         params=params, workers=workers, only=only, costs=costs, staged=staged, started=started)  # fmt: skip
         key = self.key(source_digest, tests, grader_identity(sandbox.isolation, timeout))
         hit = self.get(key)
         if hit is not None:
+            if staged is not None:
+                staged.discard()
             return hit
         hidden = grade(source=source, task=task, turns=turns, sandbox=sandbox, scratch=scratch, timeout=timeout, params=params,
-                       workers=workers, only=only, costs=costs, staged=staged)  # fmt: skip
+                       workers=workers, only=only, costs=costs, staged=staged, started=started)  # fmt: skip
         self.put(key, hidden)
         return replace(hidden, cache="miss")
 

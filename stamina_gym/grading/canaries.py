@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from random import Random
 from typing import Mapping, Sequence
 
+from stamina_gym import pyast
+
 #: Expressions that evaluate the same twice: names, constants, subscripts by constants,
 #: comparisons and boolean operators over them. The negated copy of an assertion is
 #: appended only when its expression is of this kind.
@@ -75,7 +77,7 @@ def _parsed(module: str) -> ast.Module | None:
     """``module``'s tree (never changed by its readers), parsed once: every grading run
     draws its canaries from the same few hundred test modules."""
     try:
-        return ast.parse(module)
+        return pyast.parse(module)
     except SyntaxError:
         return None
 

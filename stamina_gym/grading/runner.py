@@ -12,7 +12,6 @@ harness's stdout, written only by its trusted parent (see ``stamina_gym.grading`
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import importlib.util
 import io
@@ -27,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection, Mapping, Sequence
 
-from stamina_gym import safetree
+from stamina_gym import pyast, safetree
 from stamina_gym.errors import SandboxError, TreeTooLarge
 from stamina_gym.grading import canaries as canary_plan
 from stamina_gym.grading.grade import Canaries
@@ -125,7 +124,7 @@ def plant_rewritten(tests: Path, folders: Sequence[str]) -> None:
             data = _REWRITTEN.get(key)
             if data is None:
                 try:
-                    tree = ast.parse(source, filename=inside)
+                    tree = pyast.parse(source, filename=inside)
                 except SyntaxError:
                     continue  # pytest reports it
                 rewrite_asserts(tree, source, inside, None)
@@ -177,6 +176,68 @@ def _chosen(turn: Turn, only: Collection[str] | None) -> list[str] | None:
     return None if len(picked) == len(turn.test_ids) else picked
 
 
+@dataclass
+class StagedTests:
+    """A grading folder made before the submit that runs it (``stage_tests``): the hidden
+    tests of ``turns`` restricted to ``only``, the canaries, their planted pycs and the
+    harness, in ``folder / "grade"``; everything but the agent's source."""
+
+    folder: Path
+    turns: tuple[str, ...]
+    only: frozenset[str] | None
+    canaries: Canaries
+    shards: list[dict]
+    """Each shard's pytest arguments and the test ids it keeps (the job's ``shards``)."""
+
+    def matches(self, turns: Sequence[Turn], only: Collection[str] | None) -> bool:
+        return self.turns == tuple(t.id for t in turns) and self.only == (None if only is None else frozenset(only))
+
+    def discard(self) -> None:
+        safetree.rmtree(self.folder)
+
+
+def stage_tests(
+    *,
+    task: Task,
+    turns: Sequence[Turn],
+    scratch: Path,
+    workers: int,
+    params: Mapping[str, str | int] | None = None,
+    only: Collection[str] | None = None,
+    costs: Mapping[str, float] | None = None,
+) -> StagedTests:
+    """Write the grading folder of a run of ``turns``' hidden tests (see
+    ``run_hidden_tests``) into a new folder under ``scratch``; the env makes it while the
+    agent works, so that a submit only copies the source in."""
+    params = dict(params or {})
+    wanted = None if only is None else frozenset(only)
+    chosen = {turn.id: _chosen(turn, wanted) for turn in turns}
+    running = [turn for turn in turns if chosen[turn.id] != []]
+    shards = shard_turns(running, workers, lambda t: _cost(chosen[t.id] or t.test_ids, costs))
+    folder = scratch / f"grade-{secrets.token_hex(4)}"
+    grade_dir = folder / "grade"
+    texts = _staged_tests(task, running, params)
+    planned = _plan_canaries(task, shards, texts, params)
+    canaries = Canaries({f"{c.path}::{c.test}": c.expected for group in planned for c in group},
+                        {c.path: c.source for group in planned for c in group})  # fmt: skip
+    _write_tests(grade_dir / "tests", {**texts, **canaries.source})
+    if task.support_dir:
+        shutil.copytree(task.support_dir, grade_dir / "support", ignore=shutil.ignore_patterns("__pycache__"))
+        if task.meta.params:
+            for path in (grade_dir / "support").rglob("*.py"):
+                path.write_text(task.render(path.read_text(encoding="utf-8"), params, path.name), encoding="utf-8")
+    plant_rewritten(grade_dir / "tests", [turn.id for turn in running])
+    (grade_dir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    shutil.copyfile(Path(__file__).with_name("harness.py"), grade_dir / "harness.py")
+    job_shards = []
+    for number, (group, own) in enumerate(zip(shards, planned)):
+        keep = [tid for turn in group for tid in (chosen[turn.id] or turn.test_ids)]
+        keep += [f"{c.path}::{c.test}" for c in own]
+        files = sorted({tid.split("::")[0] for tid in keep})
+        job_shards.append({"args": pytest_args(number, files), "keep": keep})
+    return StagedTests(folder, tuple(t.id for t in turns), wanted, canaries, job_shards)
+
+
 def run_hidden_tests(
     *,
     source: Path,
@@ -190,7 +251,8 @@ def run_hidden_tests(
     workers: int | None = None,
     only: Collection[str] | None = None,
     costs: Mapping[str, float] | None = None,
-    staged: Callable[[], None] | None = None,
+    staged: StagedTests | None = None,
+    started: Callable[[], None] | None = None,
 ) -> HiddenRun:
     """Copy ``source``, add the hidden tests of ``turns`` (rendered with the episode's
     ``params`` when the task has any) and canaries, run, parse. With a ``cache``
@@ -200,72 +262,58 @@ def run_hidden_tests(
     sandbox config's ``workers()``). With ``only``, just the tests with those ids run, and
     only the folders of turns with a chosen test are staged. With ``costs`` (test id ->
     milliseconds, the task's ``costs.json``) the shards are balanced by what their tests
-    cost rather than by their number. ``staged`` is called once the run is handed to the
-    sandbox."""
+    cost rather than by their number. ``staged`` is the grading folder made ahead by
+    ``stage_tests`` (used when it is for these turns and tests, discarded either way).
+    ``started`` is called once the run is handed to the sandbox."""
     params = dict(params or {})
     workers = sandbox.config.workers() if workers is None else workers
     if cache is not None:
         return cache.run(run_hidden_tests, source=source, task=task, turns=turns, sandbox=sandbox, scratch=scratch,
-                         timeout=timeout, params=params, workers=workers, only=only, costs=costs, staged=staged)  # fmt: skip
-    wanted = None if only is None else frozenset(only)
-    chosen = {turn.id: _chosen(turn, wanted) for turn in turns}
-    turns = [turn for turn in turns if chosen[turn.id] != []]
-    shards = shard_turns(turns, workers, lambda t: _cost(chosen[t.id] or t.test_ids, costs))
+                         timeout=timeout, params=params, workers=workers, only=only, costs=costs, staged=staged,
+                         started=started)  # fmt: skip
+    if staged is not None and not staged.matches(turns, only):
+        staged.discard()
+        staged = None
     try:
         warm = _warm_runner(sandbox, scratch)
     except SandboxError as exc:  # before any graded code ran: the sample is void
+        if staged is not None:
+            staged.discard()
         return HiddenRun(None, None, Canaries({}), str(exc))
-    stage = warm.root if warm else scratch / f"grade-{secrets.token_hex(4)}"
+    if staged is None:
+        staged = stage_tests(task=task, turns=turns, scratch=scratch, workers=workers, params=params, only=only, costs=costs)
+    stage = warm.root if warm else staged.folder
     try:
         if warm:
             _empty(stage)
+            for entry in os.listdir(staged.folder / "grade"):  # into the folder the runner sees as /grade
+                if entry != "harness.py":
+                    os.rename(staged.folder / "grade" / entry, stage / "grade" / entry)
         try:
             copy_source(source, stage / "src")
         except TreeTooLarge as exc:  # the agent's tree: its fault, a resource failure
             message = f"[stamina-gym: the work tree was not graded: {exc}]"
             return HiddenRun(RunResult(1, message, len(message), limit="file_size"), None, Canaries({}), str(exc))
-        grade_dir = stage / "grade"
-        texts = _staged_tests(task, turns, params)
-        planned = _plan_canaries(task, shards, texts, params)
-        canaries = Canaries({f"{c.path}::{c.test}": c.expected for group in planned for c in group},
-                            {c.path: c.source for group in planned for c in group})  # fmt: skip
-        _write_tests(grade_dir / "tests", {**texts, **canaries.source})
-        if task.support_dir:
-            shutil.copytree(task.support_dir, grade_dir / "support", ignore=shutil.ignore_patterns("__pycache__"))
-            if task.meta.params:
-                for path in (grade_dir / "support").rglob("*.py"):
-                    path.write_text(task.render(path.read_text(encoding="utf-8"), params, path.name), encoding="utf-8")
-        plant_rewritten(grade_dir / "tests", [turn.id for turn in turns])
-        (grade_dir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-        shutil.copyfile(Path(__file__).with_name("harness.py"), grade_dir / "harness.py")
-        job: dict = {"id": secrets.token_hex(8), "timeout_s": timeout, "cpu_s": sandbox.config.cpu_s, "shards": []}
-        for number, (group, own) in enumerate(zip(shards, planned)):
-            keep = [tid for turn in group for tid in (chosen[turn.id] or turn.test_ids)]
-            keep += [f"{c.path}::{c.test}" for c in own]
-            files = sorted({tid.split("::")[0] for tid in keep})
-            job["shards"].append({"args": pytest_args(number, files), "keep": keep})
+        job: dict = {"id": secrets.token_hex(8), "timeout_s": timeout, "cpu_s": sandbox.config.cpu_s, "shards": staged.shards}
         sandbox.prepare(stage / "src")
-        if staged is not None:
-            staged()
+        if started is not None:
+            started()
         try:
             if warm:
                 run = warm.service.ask(json.dumps(job), timeout + 30)
             else:
-                (grade_dir / "job.json").write_text(json.dumps(job), encoding="utf-8")
+                (stage / "grade" / "job.json").write_text(json.dumps(job), encoding="utf-8")
                 command = [sandbox.python, "-I", "-B", f"{GRADE_MOUNT}/harness.py", f"{GRADE_MOUNT}/job.json",
                            GRADE_MOUNT, REPO_MOUNT]  # fmt: skip
                 run = sandbox.run(command, mounts=_mounts(stage), timeout=timeout + 30, env=PYTEST_ENVIRONMENT,
                                   max_output_chars=_REPORT_CHARS)  # fmt: skip
         except SandboxError as exc:
-            return HiddenRun(None, None, canaries, str(exc))
-        return _read_report(run, canaries, job["id"])
+            return HiddenRun(None, None, staged.canaries, str(exc))
+        return _read_report(run, staged.canaries, job["id"])
     finally:
         if warm:
             _empty(stage)
-        else:
-            safetree.rmtree(stage)
-
-
+        staged.discard()
 
 
 def _mounts(stage: Path) -> list[Mount]:

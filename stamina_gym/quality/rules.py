@@ -30,6 +30,8 @@ from typing import Annotated, Literal, Mapping, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from stamina_gym import pyast
+
 #: The start of an SQL statement as it is conventionally written (keywords in capitals):
 #: "DELETE FROM todos" is SQL, "DELETE" alone (an HTTP method) and "delete from" are not.
 _SQL = re.compile(
@@ -155,7 +157,7 @@ def check_rules(rules: tuple, files: Mapping[str, str], turn: int) -> tuple[list
     def tree(path: str) -> ast.Module | None:
         if path not in trees:
             try:
-                trees[path] = _parse(files[path])
+                trees[path] = pyast.parse(files[path])
             except (SyntaxError, ValueError, RecursionError, MemoryError):  # the interpreter could not run it either
                 trees[path] = None
         return trees[path]
@@ -176,16 +178,6 @@ def check_rules(rules: tuple, files: Mapping[str, str], turn: int) -> tuple[list
                 _PER_FILE[key] = hit
             found += hit
     return [rule.id for rule in active], found
-
-
-def _parse(text: str) -> ast.Module:
-    """``ast.parse``, once more when it fails with the SystemError by which CPython 3.11
-    reports two threads building trees at once (here the rules and the grading thread
-    share its recursion count, python/cpython#106905): the text is not at fault."""
-    try:
-        return ast.parse(text)
-    except SystemError:
-        return ast.parse(text)
 
 
 #: Violations of one per-file rule in one file's text (by digest), kept between submits: a submit
