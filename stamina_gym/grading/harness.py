@@ -46,8 +46,11 @@ _WATCHED = ("_pytest", "pytest", "pluggy")
 #: Attributes pytest itself rebinds during a run (assertion hooks set per test).
 _MUTABLE = frozenset({"_pytest.assertion.util._reprcompare", "_pytest.assertion.util._assertion_pass",
                       "_pytest.assertion.util._config"})  # fmt: skip
-#: Class attributes pytest itself adds during collection.
-_ADDED = frozenset({"_pytest_diamond_inheritance_warning_shown"})
+#: Attributes added during a run by pytest itself (a class attribute set at collection) or by
+#: the interpreter: a warning makes a ``__warningregistry__`` in the module of the frame it is
+#: blamed on, and a ResourceWarning from the garbage collector is blamed on whatever frame
+#: runs, pytest's own included. Rebinding either is still a change.
+_ADDED = frozenset({"_pytest_diamond_inheritance_warning_shown", "__warningregistry__"})
 _BAD_EVENTS = frozenset({
     "gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrace", "sys.setprofile",
     "sys._current_frames", "code.__new__", "sys.monitoring.register_callback", "sys.monitoring.set_events",
