@@ -16,6 +16,22 @@ from stamina_gym.sandbox.docker import engine_problem
 from stamina_gym.sandbox.local import bwrap_works
 
 DATA = Path(__file__).parent / "data"
+
+#: Tests that share a session fixture, so that in parallel runs (``-n``) it is made once.
+SHARED = {"todo_oracle_episode": "todo-oracle-episode"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """For ``pytest -n N --dist loadgroup`` (scripts/test.sh): every test module is one unit
+    of work (its module fixtures are made once), and the tests of a shared session fixture
+    share one worker; the slow tests go out first, so that none of them is left to run
+    alone at the end. Without xdist the markers change nothing."""
+    for item in items:
+        shared = [SHARED[name] for name in getattr(item, "fixturenames", ()) if name in SHARED]
+        item.add_marker(pytest.mark.xdist_group(shared[0] if shared else item.nodeid.split("::")[0]))
+    if config.pluginmanager.hasplugin("xdist") and getattr(config.option, "numprocesses", None):
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 # tests/data holds task fixtures whose hidden tests must not run as our own.
 collect_ignore = ["data"]
 MINI = DATA / "mini"

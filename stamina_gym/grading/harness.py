@@ -123,16 +123,24 @@ def _sweep():
 
     if os.geteuid() == 0 or os.getppid() not in (0, 1):
         return  # not the sandbox's unprivileged user in a PID namespace of its own: kill nothing
-    try:
-        os.kill(-1, signal.SIGKILL)
-    except OSError:
-        pass
+    # Until none is left: the killed are reaped by the namespace's init at its own pace,
+    # and until then they count against the user's process limit (a fork bomb's would
+    # make the next job's fork fail).
+    me, give_up = os.getpid(), time.monotonic() + 5
     while True:
         try:
-            if os.waitpid(-1, os.WNOHANG) == (0, 0):
-                time.sleep(0.001)
-        except ChildProcessError:
+            os.kill(-1, signal.SIGKILL)
+        except OSError:
+            pass
+        while True:
+            try:
+                if os.waitpid(-1, os.WNOHANG) == (0, 0):
+                    time.sleep(0.001)
+            except ChildProcessError:
+                break
+        if not _others_alive(me) or time.monotonic() > give_up:
             break
+        time.sleep(0.002)
     # System V IPC objects of the user go too, as a cold run's IPC namespace would.
     for ipcrm in ("/usr/bin/ipcrm", "/bin/ipcrm"):
         if os.path.exists(ipcrm):
@@ -158,6 +166,35 @@ def _sweep():
                     pass
 
 
+def _others_alive(me):
+    """Whether a process of this user other than ``me`` is still in this PID namespace."""
+    uid = str(os.getuid())
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:  # status names the real uid even of a process that is not dumpable
+            with open(f"/proc/{name}/status", encoding="ascii", errors="replace") as handle:
+                line = next((line for line in handle if line.startswith("Uid:")), "")
+        except OSError:
+            continue  # gone meanwhile
+        if line.split()[1:2] == [uid]:
+            return True
+    return False
+
+
+def _fork():
+    """``os.fork``, tried again for a while when the user's process limit is reached: the
+    processes of the last job may still be on their way out."""
+    give_up = time.monotonic() + 5
+    while True:
+        try:
+            return os.fork()
+        except BlockingIOError:
+            if time.monotonic() > give_up:
+                raise
+            time.sleep(0.01)
+
+
 def run_job(job, roots, pytest, sha256):
     """Fork one child per shard, let them run once every one has said hello, collect and
     judge their messages; the report of the whole job."""
@@ -168,7 +205,7 @@ def run_job(job, roots, pytest, sha256):
         result_r, result_w = os.pipe()
         log_r, log_w = os.pipe()
         go_r, go_w = os.pipe()
-        pid = os.fork()
+        pid = _fork()
         if pid == 0:
             for other in shards:
                 for fd in (other["result"], other["log"], other["go"]):
@@ -224,7 +261,7 @@ def _relay(job, child):
 
     deadline = time.monotonic() + float(job["timeout_s"])
     out_r, out_w = os.pipe()
-    pid = os.fork()
+    pid = _fork()
     if pid == 0:
         os.close(out_r)
         os._exit(child(out_w))
@@ -248,37 +285,39 @@ def _relay(job, child):
             del out["tail"][:-half]
         return out["total"] > hard
 
-    killed, status = None, None
+    killed, status, ended, reading = None, None, False, True
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             killed = "timeout"
             break
-        watched = [out_r] if exited is None else [out_r, exited]
+        watched = ([out_r] if reading else []) + ([exited] if exited is not None else [])
         ready = select.select(watched, [], [], remaining if exited is not None else min(remaining, 0.02))[0]
-        if exited is None:
+        if exited is not None:
+            ended = exited in ready
+        else:
             reaped, code = os.waitpid(pid, os.WNOHANG)
-            status = code if reaped == pid else None
-        if (exited in ready) if exited is not None else status is not None:
-            # Ended: all it wrote is in the pipe already; leftovers may hold it open for ever.
+            status, ended = (code, True) if reaped == pid else (None, False)
+        if reading and out_r in ready and not ended:
+            chunk = os.read(out_r, 65536)
+            if not chunk:
+                reading = False  # its output is closed: now wait for it to end
+            elif feed(chunk):
+                killed = "output"
+                break
+        if ended:
+            # All it wrote is in the pipe already; leftovers may hold the pipe open for ever.
             os.set_blocking(out_r, False)
             try:
-                while (chunk := os.read(out_r, 65536)) and not feed(chunk):
+                while reading and (chunk := os.read(out_r, 65536)) and not feed(chunk):
                     pass
             except BlockingIOError:
                 pass
             break
-        if out_r not in ready:
-            continue
-        chunk = os.read(out_r, 65536)
-        if not chunk:
-            break
-        if feed(chunk):
-            killed = "output"
-            break
-    # Its group: what the child left running ends with it, as in a cold sandbox (a child
-    # already reaped has only its group left to signal).
-    _kill(pid) if status is None else _kill_group(pid)
+    if killed:
+        _kill(pid)
+    else:  # it ended: what it left running in its group ends with it, as in a cold sandbox
+        _kill_group(pid)
     os.close(out_r)
     if exited is not None:
         os.close(exited)
