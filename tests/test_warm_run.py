@@ -78,7 +78,7 @@ def test_each_command_starts_clean(sandboxed_env):
                      "python -c 'import os; os.mkfifo(\"/tmp/fifo\")'; ipcmk -Q >/dev/null; ipcs -q | grep -c 0x")  # fmt: skip
     assert left.exit_code == 0 and left.output.strip() == "1", left.output
     pid = (env.workspace.path / "pid.txt").read_text().strip()
-    after = warm(env, f"ls -A /tmp; test -e /proc/{pid} && echo alive; ipcs -q | grep -c 0x")
+    after = warm(env, f"ls /tmp/left /tmp/fifo 2>/dev/null; test -e /proc/{pid} && echo alive; ipcs -q | grep -c 0x")
     assert after.output.strip() == "0", after.output
 
 
@@ -133,7 +133,8 @@ def test_the_warm_view_of_the_host_is_the_cold_one(sandboxed_env):
     folders are absent for a warm command as for a cold one."""
     env = sandboxed_env
     hidden = [env.task.root, env.task.turns[0].dir / "tests", Path(stamina_gym.__file__).parent, env._root]
-    probe = "; ".join(f"ls -d {path} 2>/dev/null && echo FOUND" for path in hidden)
+    # absent, or an empty folder where a hidden one lies inside a shown one
+    probe = "; ".join(f"find {path} -mindepth 1 2>/dev/null | grep -q . && echo FOUND {path}" for path in hidden)
     expected, result = cold(env, probe), warm(env, probe)
     assert "FOUND" not in expected.output and result.output == expected.output
 
