@@ -327,10 +327,9 @@ def _relay(job, child):
             "head": base64.b64encode(bytes(out["head"])).decode(), "tail": base64.b64encode(bytes(out["tail"])).decode()}  # fmt: skip
 
 
-def _visible_child(job, out_fd, pytest):
-    """``python -m pytest`` in this forked child: the working folder first on the path, the
-    arguments as given, output to the parent's pipe; the exit status pytest's own."""
-    os.setpgid(0, 0)
+def _call_io(job, out_fd):
+    """A call's child: stdin empty, stdout and stderr into the parent's pipe, the call's
+    CPU-time limit."""
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.dup2(out_fd, 1)
@@ -341,6 +340,13 @@ def _visible_child(job, out_fd, pytest):
         import resource
 
         resource.setrlimit(resource.RLIMIT_CPU, (int(job["cpu_s"]), int(job["cpu_s"])))
+
+
+def _visible_child(job, out_fd, pytest):
+    """``python -m pytest`` in this forked child: the working folder first on the path, the
+    arguments as given, output to the parent's pipe; the exit status pytest's own."""
+    os.setpgid(0, 0)
+    _call_io(job, out_fd)
     sys.stdin = open(0, encoding="utf-8", closefd=False)
     sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
     sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False, buffering=1)
@@ -376,19 +382,10 @@ def _command_child(job, out_fd):
     the warm process alone has (``unset``), its own CPU-time limit. Returns only when the
     exec fails (127, as a shell says for a command not found)."""
     os.setsid()
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.dup2(out_fd, 1)
-    os.dup2(out_fd, 2)
-    for fd in (null, out_fd):
-        os.close(fd)
+    _call_io(job, out_fd)
     for name in ("SIGPIPE", "SIGXFSZ", "SIGXFZ"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_DFL)
-    if job.get("cpu_s"):
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_CPU, (int(job["cpu_s"]), int(job["cpu_s"])))
     environment = {key: value for key, value in os.environ.items() if key not in job.get("unset", ())}
     argv = list(job["argv"])
     try:
