@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from stamina_gym import pyast
 from stamina_gym.quality.measure import read_tree
 from stamina_gym.task import Task, Turn, render_params
 
@@ -101,7 +102,7 @@ def _file_facts(text: str) -> tuple[frozenset[str], frozenset[str]]:
     names: set[str] = set()
     strings: set[str] = set()
     try:
-        tree = ast.parse(text)
+        tree = pyast.parse(text)
     except SyntaxError:
         return frozenset(), frozenset()
     for node in ast.walk(tree):
@@ -127,7 +128,7 @@ def _file_facts(text: str) -> tuple[frozenset[str], frozenset[str]]:
 def uses(source: str, file: str, tops: Iterable[str]) -> list[Use]:
     """The product names ``source`` (a test module) relies on, before any filtering."""
     tops = set(tops)
-    tree = ast.parse(source, filename=file)
+    tree = pyast.parse(source, filename=file)
     found: list[Use] = []
     tainted: set[str] = set()
     raised: set[str] = set()  # ``with pytest.raises(...) as info``: info.value is the exception

@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
+from stamina_gym import pyast
+
 _SWAPS = [
     (r"==", "!="), (r"!=", "=="), (r"<=", ">"), (r">=", "<"), (r"(?<![<>=!-])<(?![<=])", ">="),
     (r"(?<![<>=!-])>(?![>=])", "<="), (r"(?<![+\-*/=])\+(?![+=])", "-"), (r"(?<![+\-*/=<>e])-(?![-=>])", "+"),
@@ -94,7 +96,7 @@ def line_mutations(line: str) -> Iterator[tuple[str, str]]:
 def string_lines(source: str) -> set[int]:
     """Lines inside multi-line string literals (docstrings, SQL): text, not code."""
     inside = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(pyast.parse(source)):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.end_lineno != node.lineno:
             inside.update(range(node.lineno, node.end_lineno + 1))
     return inside
@@ -118,7 +120,7 @@ def mutants_of(patch: str, files: dict[str, str]) -> list[Mutant]:
                     continue
                 candidate = "\n".join([*lines[: number - 1], mutated, *lines[number:]])
                 try:
-                    ast.parse(candidate)
+                    pyast.parse(candidate)
                 except (SyntaxError, ValueError):
                     continue
                 found.append(Mutant(path, number, original, mutated, kind))

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import ast
+import threading
+
+_LOCK = threading.Lock()
 
 
 def parse(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
-    """``ast.parse``, once more when it fails with the SystemError by which CPython 3.11
-    reports two threads building trees at once (the review, the grading stage and the
-    reference's measurement share its recursion count, python/cpython#106905): the text
-    is not at fault."""
-    try:
-        return ast.parse(source, filename=filename)
-    except SystemError:
-        return ast.parse(source, filename=filename)
+    """``ast.parse`` one thread at a time: CPython 3.11 fails with a SystemError ("AST
+    constructor recursion depth mismatch", python/cpython#106905) when two threads build
+    trees at once, and the env parses on several (the review, the staging of the next
+    grading folder, the agent's own tools). Once more on that error, for a parse outside
+    this lock (the text is never at fault)."""
+    with _LOCK:
+        try:
+            return ast.parse(source, filename=filename)
+        except SystemError:
+            return ast.parse(source, filename=filename)

@@ -30,6 +30,7 @@ from typing import Callable, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from stamina_gym import pyast
 from stamina_gym.config import format_validation_error, load_yaml
 from stamina_gym.errors import ConfigError, TaskError
 from stamina_gym.quality.rules import Rule
@@ -329,7 +330,7 @@ def _test_ids(turn_id: str, path: Path, params: Mapping[str, str | int]) -> list
     if params:
         text = render_params(text, params, str(path))
     try:
-        tree = ast.parse(text, filename=str(path))
+        tree = pyast.parse(text, filename=str(path))
     except SyntaxError as exc:
         raise TaskError(f"{path}: hidden test file does not parse: {exc}") from None
     prefix = f"{turn_id}/{path.name}"

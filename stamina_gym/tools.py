@@ -21,9 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from stamina_gym import agent_runner, safetree
+from stamina_gym import agent_runner, pyast, safetree
 from stamina_gym.errors import ToolError
-from stamina_gym.sandbox import PYTEST_ENVIRONMENT, REPO_MOUNT, Mount, RunResult, Sandbox
+from stamina_gym.sandbox import (
+    PYTEST_ENVIRONMENT,
+    REPO_MOUNT,
+    Mount,
+    RunResult,
+    Sandbox,
+)
 from stamina_gym.workspace import Workspace
 
 _MAX_READ_FILE_BYTES = 2 * 1024 * 1024
@@ -218,7 +224,7 @@ def find_references(ctx: ToolContext, symbol: str) -> str:
         if entry.kind != "file" or not entry.rel.endswith(".py") or entry.stat.st_size > _MAX_READ_FILE_BYTES:
             continue
         try:
-            tree = ast.parse(safetree.read_bytes(entry.path), filename=entry.rel)
+            tree = pyast.parse(safetree.read_bytes(entry.path), filename=entry.rel)
         except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         rel = _shown(entry.rel)

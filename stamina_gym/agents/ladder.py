@@ -23,12 +23,11 @@ work and rebinds pytest's reporting from the module the tests import. Both are p
 
 from __future__ import annotations
 
-import ast
 import posixpath
 from pathlib import Path
 from typing import Any
 
-from stamina_gym import mutants
+from stamina_gym import mutants, pyast
 from stamina_gym.agents.oracle import OracleAgent
 from stamina_gym.workspace import Workspace
 
@@ -161,7 +160,7 @@ def _mutants(path: str, lines: list[str], added: set[str]) -> list[mutants.Mutan
         for mutated, kind in dict.fromkeys(mutants.line_mutations(line)):
             candidate = "\n".join([*lines[: number - 1], mutated, *lines[number:]])
             try:
-                ast.parse(candidate)
+                pyast.parse(candidate)
             except (SyntaxError, ValueError):
                 continue
             found.append(mutants.Mutant(path, number, line, mutated, kind))

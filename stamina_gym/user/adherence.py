@@ -12,6 +12,7 @@ import re
 from pathlib import PurePosixPath
 from typing import Callable, Mapping, Sequence
 
+from stamina_gym import pyast
 from stamina_gym.quality.rules import imported_modules, is_within
 from stamina_gym.task import Decision
 from stamina_gym.user.plan import DecisionVerdict
@@ -27,7 +28,7 @@ def is_test_file(path: str) -> bool:
 def _trees(sources: Sources):
     for path, text in sources.items():
         try:
-            yield ast.parse(text, filename=path)
+            yield pyast.parse(text, filename=path)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
 

@@ -18,6 +18,7 @@ from typing import Any, Iterable
 
 import jinja2
 
+from stamina_gym import pyast
 from stamina_gym.errors import TaskError
 from stamina_gym.sandbox import REPO_MOUNT, Mount, RunResult, Sandbox
 from stamina_gym.task import RepoVariable, Turn
@@ -69,7 +70,7 @@ def repo_value(variable: RepoVariable, workspace: Workspace) -> str:
                 return rel
             continue
         try:
-            tree = ast.parse(path.read_bytes(), filename=rel)
+            tree = pyast.parse(path.read_bytes(), filename=rel)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         for node in ast.walk(tree):
