@@ -576,6 +576,7 @@ class StaminaEnv(gym.Env[dict, str]):
     def close(self) -> None:
         self._discard_staged()
         self._stager.shutdown(wait=True)
+        self._stager = ThreadPoolExecutor(1, thread_name_prefix="grading-stage")  # a closed env may be reset again
         if self._user is not None:
             self._user.close()
             self._user = None
