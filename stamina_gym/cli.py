@@ -66,6 +66,39 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _store_reference_quality(task, config, seeds: list[int], variants: list) -> None:
+    """Measure the reference's quality at every state of each variant into the folder the
+    env reads it back from (``quality.reference_cache_dir``), with progress."""
+    import tempfile
+
+    from stamina_gym.quality.measure import QualityMeter, score
+    from stamina_gym.quality.reference import measure_reference, reference_store
+
+    store = reference_store(config.quality)
+    if store is None:
+        print("reference quality: not kept (quality.reference_cache_dir is empty or cannot be made)")
+        return
+    weights = config.quality.weights.model_dump()
+    for seed, params in zip(seeds, variants):
+        label = f"seed {seed}" if params is not None else "the task"
+        start, before = time.monotonic(), store.hits
+        with tempfile.TemporaryDirectory(prefix="stamina-reference-") as tmp:
+            meter = QualityMeter(Path(tmp) / "meter", max_file_kb=config.quality.max_file_kb,
+                                 exclude=config.quality.exclude, persist=store)  # fmt: skip
+
+            def progress(state: int, snapshot) -> None:
+                if state % 10 == 0 or state == len(task.turns):
+                    print(f"  reference quality ({label}): state {state}/{len(task.turns)}: "
+                          f"{score(snapshot.components(), weights):.4f}", flush=True)  # fmt: skip
+
+            scores = [score(s.components(), weights)
+                      for s in measure_reference(task, params or {}, meter, Path(tmp) / "track", progress)]  # fmt: skip
+        low = min(range(len(scores)), key=scores.__getitem__)
+        print(f"reference quality ({label}): {scores[0]:.4f} at the seed, lowest {scores[low]:.4f} after turn {low}, "
+              f"{scores[-1]:.4f} at the end; {sum(meter.analysed.values())} analyser runs, {store.hits - before} "
+              f"read back, {time.monotonic() - start:.1f} s; kept in {store.directory}", flush=True)  # fmt: skip
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     import gymnasium as gym
 
@@ -118,6 +151,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
             sandbox.close()
     if not task.meta.params:
         print("the task has no params: one variant validated")
+    if args.quality:
+        _store_reference_quality(task, config, args.seeds, variants)
     problems = set().union(*found_on.values())
     _report_python_versions(task, found_on, versions)
     print("valid" if not problems else f"INVALID: {len(problems)} problem(s)")
@@ -371,6 +406,9 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument("--sandbox", action="append", metavar="WHERE",
                      help="run the reference in local (the host's Python), docker or docker:<debian release> "
                           "(docker:trixie has Python 3.13); repeat it to compare Pythons (default: local)")
+    val.add_argument("--quality", action="store_true",
+                     help="also measure the reference's code quality at every turn of each seed's variant and keep it "
+                          "where envs read it back (quality.reference_cache_dir), so no process measures it again")
     val.add_argument("--interfaces", action="store_true",
                      help="only check that the tests use named interfaces (replays the patches, runs no test)")
     val.add_argument("--contract", action="store_true",

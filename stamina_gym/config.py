@@ -254,6 +254,12 @@ class QualityConfig(_Strict):
     """Folder for per-file analysis results shared by every process on the machine;
     unset: an in-memory cache shared by the envs of one process."""
 
+    reference_cache_dir: str | None = None
+    """Folder keeping the analysis of the reference solution's files, so that its quality
+    at each turn is measured once per machine, not once per process (``stamina-gym
+    validate --quality`` fills it ahead); unset: ``STAMINA_GYM_QUALITY_CACHE``, else
+    ``~/.cache/stamina-gym/reference-quality``; ``""``: not kept."""
+
 class ScoreConfig(_Strict):
     """Weights of the dialogue scores reported in ``info["scores"]`` at every submit. A part
     that is not measured on a turn (no hidden spec, no key decisions, no quality signal)

@@ -58,7 +58,8 @@ def test_oracle_gets_the_maximum_on_every_todo_turn(todo_oracle_episode):
     in_force = [r.id for r in env.unwrapped.task.meta.rules if r.from_turn <= last and (r.until_turn or last) >= last]
     assert probed >= 2 and sorted(records[-1]["grade"]["rules"]["in_force"]) == sorted(in_force)
     # measured for quality, not size: the normalised score of the growing reference holds up
-    assert records[0]["grade"]["quality"]["score"] - records[-1]["grade"]["quality"]["score"] < 0.12
+    scores = [record["grade"]["quality"]["score"] for record in records]
+    assert scores[0] - min(scores) <= 0.1, scores
 
 
 @pytest.mark.slow

@@ -40,6 +40,40 @@ def ordered(conn, key, everyone):
     rows = ", ".join(["(?, ?)"] * 3)
     conn.execute(f"INSERT INTO pairs VALUES {rows}")
     return conn.execute(f"SELECT {_COLUMNS} FROM todos{where} ORDER BY {SORT_KEYS[key]}")
+
+
+class Filter:
+    def __init__(self, done=None, owner=None):
+        self.done, self.owner = done, owner
+
+    def where(self):
+        conditions: list[str] = ["owner_id IS ?"]
+        params = [self.owner]
+        if self.done is not None:
+            conditions.append("done = ?")
+            params.append(self.done)
+        return " WHERE " + " AND ".join(conditions), params
+
+
+def matching(conn, filters: Filter):
+    where, params = filters.where()
+    return conn.execute(f"SELECT COUNT(*) FROM todos{where}", params)
+
+
+def by_owner(conn, owner):
+    where, params = Filter(owner=owner).where()
+    return conn.execute(f"SELECT id FROM todos{where}", params)
+
+
+def by_local(conn, owner):
+    found = Filter(owner=owner)
+    where, params = found.where()
+    return conn.execute(f"SELECT id FROM todos{where}", params)
+
+
+def purge(conn, before):
+    where, params = ("WHERE deleted_at < ?", (before,)) if before else ("", ())
+    return conn.execute(f"DELETE FROM trash {where}", params)
 '''
 
 # Each one splices a caller's value into the SQL, one way or another.
@@ -73,6 +107,41 @@ INJECTIONS = {
         '    return conn.execute(sql)\n'
     ),
     "an attribute": 'def f(conn, request):\n    return conn.execute(f"SELECT * FROM todos ORDER BY {request.sort}")\n',
+    "a tuple item from a parameter": (
+        'def f(conn, name, everyone):\n    where, params = ("", ()) if everyone else (name, ())\n'
+        '    return conn.execute(f"SELECT * FROM t {where}", params)\n'
+    ),
+    "a method returning an attribute": (
+        'class F:\n    def __init__(self, raw):\n        self.raw = raw\n\n    def where(self):\n'
+        '        return self.raw, []\n\n\ndef f(conn, flt: F):\n    where, params = flt.where()\n'
+        '    return conn.execute(f"SELECT * FROM t{where}", params)\n'
+    ),
+    "a method on an object of unknown class": (
+        'class F:\n    def where(self):\n        return " WHERE done = 0", []\n\n\ndef f(conn, flt):\n'
+        '    where, params = flt.where()\n    return conn.execute(f"SELECT * FROM t{where}", params)\n'
+    ),
+    "a method a subclass overrides": (
+        'class F:\n    def where(self):\n        return " WHERE done = 0", []\n\n\nclass G(F):\n'
+        '    def __init__(self, raw):\n        self.raw = raw\n\n    def where(self):\n        return self.raw, []\n\n\n'
+        'def f(conn, flt: F):\n    where, params = flt.where()\n    return conn.execute(f"SELECT * FROM t{where}", params)\n'
+    ),
+    "a method a class attribute rebinds": (
+        'def _raw(self):\n    return self.raw, []\n\n\nclass F:\n    def where(self):\n        return "", []\n\n'
+        '    where = _raw\n\n\ndef f(conn):\n    where, params = F().where()\n'
+        '    return conn.execute(f"SELECT * FROM t{where}", params)\n'
+    ),
+    "a class that makes something else": (
+        'class F:\n    def __new__(cls, raw):\n        return raw\n\n    def where(self):\n        return "", []\n\n\n'
+        'def f(conn, raw):\n    where, params = F(raw).where()\n    return conn.execute(f"SELECT * FROM t{where}", params)\n'
+    ),
+    "a class name rebound": (
+        'class F:\n    def where(self):\n        return "", []\n\n\ndef f(conn, other):\n    F = other\n'
+        '    where, params = F().where()\n    return conn.execute(f"SELECT * FROM t{where}", params)\n'
+    ),
+    "the other item of a tuple": (
+        'def _pair(name):\n    return " WHERE done = 0", name\n\n\ndef f(conn, name):\n    _, raw = _pair(name)\n'
+        '    return conn.execute(f"SELECT * FROM t WHERE {raw}")\n'
+    ),
     "a helper shadowed by a parameter": (
         'def _placeholders(values):\n    return ", ".join("?" for _ in values)\n\n\n'
         'def f(conn, _placeholders):\n    return conn.execute(f"SELECT * FROM t WHERE id IN ({_placeholders})")\n'
@@ -115,6 +184,14 @@ def test_a_file_that_can_rebind_a_name_a_proof_uses_voids_the_proof(tmp_path, wr
     voided = {finding[0] for _, finding in snapshot.findings()}
     assert voided, writer
     assert snapshot.components()["security"] < 1.0
+
+
+def test_a_file_that_rebinds_a_method_a_proof_calls_voids_the_proof(tmp_path):
+    writer = "from app import store\n\n\ndef hijack(raw):\n    store.Filter.where = lambda self: (raw, [])\n"
+    snapshot = measure(tmp_path, {"app/store.py": STORE, "app/hijack.py": writer})
+    voided = {line for _, (line, *_) in snapshot.findings()}
+    calls = [n.lineno for n in ast.walk(ast.parse(STORE)) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "where"]
+    assert voided >= {line + 1 for line in calls}  # each query built on the line after its where()
 
 
 def test_writes_to_other_attributes_and_plain_objects_void_nothing():

@@ -4,7 +4,14 @@ by adding code on one turn and removing it on the next, or by skipping turns."""
 
 from __future__ import annotations
 
-from tests.conftest import act, mini_env
+from pathlib import Path
+
+from stamina_gym.cli import main
+from stamina_gym.config import QualityConfig
+from stamina_gym.quality.measure import AnalysisCache, QualityMeter
+from stamina_gym.quality.reference import measure_reference, reference_store
+from stamina_gym.task import load_task
+from tests.conftest import MINI, act, mini_env
 
 # Deeply nested branches, a bare except and an eval: worse code by every measure.
 JUNK = '''"""Helpers."""
@@ -122,3 +129,33 @@ def test_padding_with_trivial_functions_earns_no_more_than_the_headroom_once(tmp
     assert 0 < gain <= headroom + 0.02, (quality_terms(gamed), headroom)
     assert gamed[0]["reward_terms"]["bonus"] == 0.5  # padding pays only where the turn was solved
     assert sum(quality_terms(play([nothing, nothing]))) <= 0  # doing nothing still earns nothing
+
+
+def test_the_reference_quality_is_measured_once_and_read_back(tmp_path, monkeypatch, capsys):
+    """``validate --quality`` keeps the reference's analysis in the folder; a new meter
+    with a cold memory (a new process's) then runs no analyser and finds the same quality;
+    an env reads and fills the folder its config names."""
+    folder = tmp_path / "reference"
+    monkeypatch.setenv("STAMINA_GYM_QUALITY_CACHE", str(folder))
+    assert main(["validate", str(MINI), "--quality"]) == 0
+    said = capsys.readouterr().out
+    assert f"kept in {folder}" in said and "0 read back" in said and list(folder.glob("*.json"))
+
+    task = load_task(str(MINI))
+    store = reference_store(QualityConfig())
+    assert store is not None and store.directory == folder
+    warm = QualityMeter(tmp_path / "warm", AnalysisCache(), persist=store)
+    cold = QualityMeter(tmp_path / "cold", AnalysisCache())
+    read_back = measure_reference(task, {}, warm, tmp_path / "track-warm")
+    measured = measure_reference(task, {}, cold, tmp_path / "track-cold")
+    assert sum(warm.analysed.values()) == 0 and store.hits > 0 and sum(cold.analysed.values()) > 0
+    assert [s.components() for s in read_back] == [s.components() for s in measured]
+
+    named = tmp_path / "named"
+    env = mini_env(quality={"reference_cache_dir": str(named)})
+    env.reset(seed=0)
+    act(env, tool="submit")
+    env.close()
+    assert {p.name for p in named.glob("*.json")} <= {p.name for p in folder.glob("*.json")}
+    assert list(named.glob("*.json"))
+    assert reference_store(QualityConfig(reference_cache_dir="")) is None

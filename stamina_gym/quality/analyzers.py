@@ -77,7 +77,7 @@ _PYLINT_ARGS = (
 )  # fmt: skip
 #: Version of what the meter does around the analysers (decoding, neutralising, what
 #: counts as unreadable); part of every cache key, like the analysers' versions.
-_METHOD = 3
+_METHOD = 4
 #: Seconds a worker process may take to start (importing the analysers), apart from any
 #: file's budget.
 _START_TIMEOUT_S = 120.0

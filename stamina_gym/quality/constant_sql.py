@@ -16,10 +16,18 @@ bound yields text the program itself wrote:
   such text (``"?" for _ in ids``: the values only decide how many);
 * an item of such a collection (``SORT_KEYS[key]``: whichever key, the value is ours),
   ``sep.join`` of one, ``len()`` of anything, a call of a module function whose every
-  ``return`` is such text.
+  ``return`` is such text;
+* a name unpacked from a tuple (``where, params = ...``) whose item at that place is such
+  text in every way the value can come: a literal tuple, both arms of a conditional, each
+  ``return`` of a module function, or of a method called on an object of a class of the
+  module (``TodoFilter(done=done).where()``, or ``filters.where()`` with ``filters: TodoFilter``
+  a parameter, or a local only ever bound to ``TodoFilter(...)``), when the class defines
+  the method once, undecorated, no ``__new__``, and no class of the module derives from it.
 
-A parameter, an attribute, a global rebound in a function or anything else is not. A
-string a test cannot prove constant stays flagged: the analysis errs towards bandit.
+A parameter's annotation is believed (an object of a class of another module passed for
+it is not seen). A parameter, an attribute, a global rebound in a function or anything
+else is not. A string a test cannot prove constant stays flagged: the analysis errs
+towards bandit.
 """
 
 from __future__ import annotations
@@ -98,8 +106,11 @@ def _walk_with_function(tree: ast.Module) -> Iterable[tuple[ast.AST | None, ast.
 class _Module:
     def __init__(self, tree: ast.Module) -> None:
         self.functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self.classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+        self._derived = {base.id for n in ast.walk(tree) if isinstance(n, ast.ClassDef)
+                         for base in n.bases if isinstance(base, ast.Name)}  # fmt: skip
         self._locals: dict[int, dict[str, list[ast.AST]]] = {}
-        self._busy: set[int] = set()
+        self._busy: set[tuple[int, ...]] = set()
         self._known: dict[tuple, bool] = {}
         self._assumed = 0  # cycle assumptions made so far
         self.relied: set[str] = set()
@@ -111,8 +122,8 @@ class _Module:
             if isinstance(node, ast.Global):
                 for name in node.names:
                     self.bindings[name] = [_Opaque()]
-        for name in self.functions:
-            self.bindings.setdefault(name, []).append(_Opaque())  # a function is not text
+        for name in [*self.functions, *self.classes]:
+            self.bindings.setdefault(name, []).append(_Opaque())  # a function or a class is not text
 
     # -- text -----------------------------------------------------------------------------
 
@@ -120,22 +131,23 @@ class _Module:
         """Whether ``node`` evaluates to text (or a number) the module itself wrote."""
         return self._guarded(self._text, node, function)
 
-    def _guarded(self, judge, node: ast.AST, function: ast.AST | None) -> bool:
+    def _guarded(self, judge, node: ast.AST, function: ast.AST | None, *extra: int) -> bool:
         """``judge(node, function)``, each answer kept: a chain of names that each use the
         one before twice (``b = a + a``, ``c = b + b``, ...) costs linear time, not
         exponential. An answer that leaned on a cycle's assumption is not kept."""
-        key = (judge.__name__, id(node), id(function))
+        key = (judge.__name__, id(node), id(function), *extra)
         if key in self._known:
             return self._known[key]
-        if id(node) in self._busy:  # a cycle (x = x + "a"): the other parts and bindings decide
+        busy = (id(node), *extra)
+        if busy in self._busy:  # a cycle (x = x + "a"): the other parts and bindings decide
             self._assumed += 1
             return True
-        self._busy.add(id(node))
+        self._busy.add(busy)
         assumed = self._assumed
         try:
-            answer = judge(node, function)
+            answer = judge(node, function, *extra)
         finally:
-            self._busy.discard(id(node))
+            self._busy.discard(busy)
         if self._assumed == assumed:
             self._known[key] = answer
         return answer
@@ -145,6 +157,8 @@ class _Module:
             return self.collection(node.iterable, function)
         if isinstance(node, _Added):
             return True  # adding to a list binds no text to the name itself
+        if isinstance(node, _Element):
+            return self.element(node.value, node.index, function)
         if isinstance(node, ast.Constant):
             return True
         parts = interpolated(node)
@@ -163,26 +177,93 @@ class _Module:
 
     def _call(self, node: ast.Call, function: ast.AST | None) -> bool:
         func = node.func
-        if isinstance(func, ast.Name):
-            if func.id == "len":
-                return True
-            target = self.functions.get(func.id)
-            if target is None or function is not None and func.id in self._locals_of(function):
-                return False
-            if len(self.bindings.get(func.id, ())) != 1 or target.decorator_list:  # rebound or wrapped
-                return False
-            self.relied.add(func.id)
-            return self._returns_text(target)
+        if isinstance(func, ast.Name) and func.id == "len":
+            return True
         if isinstance(func, ast.Attribute):
             if func.attr == "join" and len(node.args) == 1:
                 return self.text(func.value, function) and self.collection(node.args[0], function)
             if func.attr in _STRING_METHODS:
                 return self.text(func.value, function) and all(self.text(a, function) for a in node.args)
-        return False
+        target = self._callee(node, function)
+        return target is not None and self._returns_text(target)
 
     def _returns_text(self, target: ast.AST) -> bool:
         returns = [n for n in _own_nodes(target) if isinstance(n, ast.Return)]
         return bool(returns) and all(r.value is not None and self.text(r.value, target) for r in returns)
+
+    # -- tuples ---------------------------------------------------------------------------
+
+    def element(self, node: ast.AST, index: int, function: ast.AST | None) -> bool:
+        """Whether item ``index`` of the tuple ``node`` evaluates to is text the module wrote."""
+        return self._guarded(self._element, node, function, index)
+
+    def _element(self, node: ast.AST, function: ast.AST | None, index: int) -> bool:
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return (not any(isinstance(e, ast.Starred) for e in node.elts) and index < len(node.elts)
+                    and self.text(node.elts[index], function))  # fmt: skip
+        if isinstance(node, ast.IfExp):
+            return self.element(node.body, index, function) and self.element(node.orelse, index, function)
+        if isinstance(node, ast.Name):
+            return self._name(node.id, function, lambda value, where: self.element(value, index, where))
+        if isinstance(node, ast.Call):
+            target = self._callee(node, function)
+            if target is None:
+                return False
+            returns = [n for n in _own_nodes(target) if isinstance(n, ast.Return)]
+            return bool(returns) and all(r.value is not None and self.element(r.value, index, target) for r in returns)
+        return False
+
+    # -- calls ----------------------------------------------------------------------------
+
+    def _callee(self, node: ast.Call, function: ast.AST | None) -> ast.AST | None:
+        """The function of the module a call runs, when the module decides it: a module
+        function (not rebound, shadowed or decorated), or a method of a class of the module
+        called on an object of that class (see the module's docstring)."""
+        func = node.func
+        if isinstance(func, ast.Name):
+            target = self.functions.get(func.id)
+            if target is None or function is not None and func.id in self._locals_of(function):
+                return None
+            if len(self.bindings.get(func.id, ())) != 1 or target.decorator_list:  # rebound or wrapped
+                return None
+            self.relied.add(func.id)
+            return target
+        if not isinstance(func, ast.Attribute):
+            return None
+        cls = self._class_of(func.value, function)
+        if cls is None or cls.name in self._derived:
+            return None
+        defined = [n for n in cls.body if _binds(n, func.attr)]
+        if any(_binds(n, "__new__") for n in cls.body) or len(defined) != 1:
+            return None
+        method = defined[0]
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.decorator_list:
+            return None
+        self.relied.update((cls.name, func.attr))
+        return method
+
+    def _class_of(self, node: ast.AST, function: ast.AST | None) -> ast.ClassDef | None:
+        """The class of the module whose object ``node`` is: a call of the class, a
+        parameter annotated with it, a local every binding of which is a call of it."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.classes:
+            if len(self.bindings.get(node.func.id, ())) != 1:
+                return None  # the class name is rebound
+            if function is not None and node.func.id in self._locals_of(function):
+                return None
+            return self.classes[node.func.id]
+        if not isinstance(node, ast.Name) or function is None:
+            return None
+        bound = self._locals_of(function)
+        if node.id in bound:
+            found = {id(c): c for c in (self._class_of(value, function) if isinstance(value, ast.Call) else None
+                                        for value in bound[node.id])}  # fmt: skip
+            return next(iter(found.values())) if len(found) == 1 else None
+        annotation = _annotation(function, node.id)
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            annotation = ast.Name(id=annotation.value)
+        if isinstance(annotation, ast.Name) and annotation.id in self.classes and len(self.bindings[annotation.id]) == 1:
+            return self.classes[annotation.id]
+        return None
 
     # -- collections --------------------------------------------------------------------
 
@@ -287,6 +368,14 @@ class _Added(ast.AST):
         self.items = items
 
 
+class _Element(ast.AST):
+    """Item ``index`` of the tuple ``value`` evaluates to (a name unpacked from it)."""
+
+    def __init__(self, value: ast.AST, index: int) -> None:
+        super().__init__()
+        self.value, self.index = value, index
+
+
 class _Opaque(ast.AST):
     """A binding we do not follow."""
 
@@ -303,6 +392,8 @@ def _assignments(node: ast.AST) -> Iterable[tuple[str, ast.AST]]:
             elif (isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple)
                   and len(target.elts) == len(node.value.elts) and all(isinstance(t, ast.Name) for t in target.elts)):
                 yield from ((t.id, v) for t, v in zip(target.elts, node.value.elts))  # a, b = x, y
+            elif isinstance(target, ast.Tuple) and all(isinstance(t, ast.Name) for t in target.elts):
+                yield from ((t.id, _Element(node.value, i)) for i, t in enumerate(target.elts))  # a, b = f()
             else:
                 for name in _target_names(target):
                     yield name, _Opaque()
@@ -314,6 +405,27 @@ def _assignments(node: ast.AST) -> Iterable[tuple[str, ast.AST]]:
 
 def _target_names(target: ast.AST) -> list[str]:
     return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+
+def _annotation(function: ast.AST, name: str) -> ast.AST | None:
+    """The annotation of ``function``'s parameter ``name``, if it has one."""
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    args = function.args
+    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+        if arg.arg == name:
+            return arg.annotation
+    return None
+
+
+def _binds(node: ast.AST, name: str) -> bool:
+    """Whether the statement ``node`` of a class body binds ``name``."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return node.name == name
+    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return any(name in _target_names(t) for t in targets)
+    return any(_binds(child, name) for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
 
 
 def _parameters(function: ast.AST) -> set[str]:

@@ -102,11 +102,8 @@ class AnalysisCache:
             found = self._memory.get(key)
             if found is not None:
                 self._memory.move_to_end(key)
-        if found is None and self.directory is not None:
-            try:
-                found = FileQuality.from_json(json.loads((self.directory / f"{key}.json").read_text()))
-            except (OSError, ValueError, TypeError):
-                found = None
+        if found is None:
+            found = self.stored(key)
         return found
 
     def put(self, key: str, value: FileQuality) -> None:
@@ -116,9 +113,24 @@ class AnalysisCache:
             while len(self._memory) > self.max_entries:
                 self._memory.popitem(last=False)
         if self.directory is not None:
-            tmp = self.directory / f".{key}.{os.getpid()}.{threading.get_ident()}.tmp"
-            tmp.write_text(json.dumps(value.to_json()))
-            os.replace(tmp, self.directory / f"{key}.json")
+            self.store(key, value)
+
+    def stored(self, key: str) -> FileQuality | None:
+        """The result kept on disk for ``key`` (None without a folder or an entry)."""
+        if self.directory is None:
+            return None
+        try:
+            return FileQuality.from_json(json.loads((self.directory / f"{key}.json").read_text()))
+        except (OSError, ValueError, TypeError):
+            return None
+
+    def store(self, key: str, value: FileQuality) -> None:
+        """Write ``value`` to the folder (not to memory)."""
+        if self.directory is None:
+            return
+        tmp = self.directory / f".{key}.{os.getpid()}.{threading.get_ident()}.tmp"
+        tmp.write_text(json.dumps(value.to_json()))
+        os.replace(tmp, self.directory / f"{key}.json")
 
 
 #: The process-wide cache used when an env is given none: episodes share it.
@@ -328,7 +340,12 @@ class QualityMeter:
         exclude: tuple[str, ...] = (),
         budget_s: float = 10.0,
         worker: analyzers.AnalysisWorker | None = None,
+        persist: AnalysisCache | None = None,
     ):
+        self.persist = persist if persist is not None and persist.directory is not None else None
+        """A folder cache this meter also reads its results from (after ``cache``) and
+        writes every result it uses to: the reference's, kept across processes and runs
+        (``stamina_gym.quality.reference``)."""
         self.stage = scratch / "quality-stage"
         """Holds a copy of the tree's Python files only, kept between measurements."""
         self._staged: dict[str, bytes] = {}
@@ -368,9 +385,15 @@ class QualityMeter:
         results: dict[str, FileQuality] = {}
         keys = {}
         todo: dict[str, tuple[bool, bool]] = {}  # file -> (radon and bandit, pylint) to run
+        persist = self.persist
         for rel, data in sources.items():
             keys[rel] = key = self.cache.key(data)
             cached = self.cache.get(key)
+            if cached is None and persist is not None:
+                cached = persist.stored(key)
+                if cached is not None:
+                    self.cache.put(key, cached)
+                    persist.hits += 1
             if cached is None:
                 self.cache.misses += 1
                 todo[rel] = (True, pylint)
@@ -384,6 +407,10 @@ class QualityMeter:
             for rel in todo:
                 if not results[rel].transient:
                     self.cache.put(keys[rel], results[rel])
+        if persist is not None:
+            for rel, found in results.items():
+                if not found.transient and (rel in todo or not (persist.directory / f"{keys[rel]}.json").exists()):
+                    persist.store(keys[rel], found)
         return results
 
     def _counts(self, rel: str) -> bool:

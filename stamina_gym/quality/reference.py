@@ -8,23 +8,59 @@ params, in a scratch work tree, and measures each state with the meter that meas
 agent (so the per-file analysis cache serves both: the oracle's states cost nothing to
 measure twice). Snapshots are kept per process, keyed by task version, params, state and
 meter settings: envs of one process, and every later episode with the same params, share
-them; with ``quality.cache_dir`` the per-file results are shared across processes too.
+them. The reference's per-file results are also kept in a folder (``reference_store``;
+``quality.reference_cache_dir``), so that each of its file versions is analysed once per
+machine: a new process, a new episode or another seed's params only read them back.
+``stamina-gym validate --quality`` fills the folder for the seeds it validates
+(``measure_reference``).
 """
 
 from __future__ import annotations
 
+import os
 from collections import OrderedDict
 from dataclasses import replace
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
+from stamina_gym.config import QualityConfig
 from stamina_gym.errors import PatchError, TaskError
-from stamina_gym.quality.measure import QualityMeter, Snapshot, read_tree
+from stamina_gym.quality.measure import AnalysisCache, QualityMeter, Snapshot, read_tree
 from stamina_gym.task import Task
 from stamina_gym.workspace import Workspace
 
 _SNAPSHOTS: OrderedDict[tuple, Snapshot] = OrderedDict()
 _MAX_SNAPSHOTS = 4096
+
+
+def reference_store(config: QualityConfig) -> AnalysisCache | None:
+    """The folder cache of the reference's per-file results ``config`` names (its
+    ``reference_cache_dir``, else ``STAMINA_GYM_QUALITY_CACHE``, else
+    ``~/.cache/stamina-gym/reference-quality``); None when set to ``""`` or when the folder
+    cannot be made (the reference is then measured in each process)."""
+    folder = config.reference_cache_dir
+    if folder is None:
+        folder = os.environ.get("STAMINA_GYM_QUALITY_CACHE") or "~/.cache/stamina-gym/reference-quality"
+    if not folder:
+        return None
+    try:
+        return AnalysisCache(Path(folder).expanduser(), max_entries=0)
+    except OSError:
+        return None
+
+
+def measure_reference(task: Task, params: Mapping[str, str | int], meter: QualityMeter, scratch: Path,
+                      progress: Callable[[int, Snapshot], None] | None = None) -> list[Snapshot]:  # fmt: skip
+    """The reference's quality after every turn (state 0, the seed, first), pylint included,
+    each state measured by ``meter`` (which keeps what it analyses in its ``persist``
+    folder); ``progress(state, snapshot)`` after each."""
+    track = ReferenceTrack(task, params, meter, scratch)
+    out = []
+    for state in range(len(task.turns) + 1):
+        out.append(track.snapshot(state))
+        if progress is not None:
+            progress(state, out[-1])
+    return out
 
 
 def forget_snapshots() -> None:
@@ -47,6 +83,7 @@ class ReferenceTrack:
         key = (
             str(self.task.root), self.task.meta.version, tuple(sorted(self.params.items())), state, pylint,
             self.meter.exclude, self.meter.max_bytes, self.meter.max_files,
+            self.meter.persist and str(self.meter.persist.directory),  # a folder to fill gets every state
         )  # fmt: skip
         found = _SNAPSHOTS.get(key)
         if found is None:

@@ -22,7 +22,7 @@ from typing import Mapping
 from stamina_gym.config import QualityConfig, RewardConfig
 from stamina_gym.quality.analyzers import DECODE_ERRORS, decode_python
 from stamina_gym.quality.measure import AnalysisCache, QualityMeter, Snapshot, quality_report, read_tree, score
-from stamina_gym.quality.reference import ReferenceTrack
+from stamina_gym.quality.reference import ReferenceTrack, reference_store
 from stamina_gym.quality.rules import check_rules, matches
 from stamina_gym.task import Task, Turn
 
@@ -116,8 +116,9 @@ class Reviewer:
         if cache is None and config.cache_dir:
             cache = AnalysisCache(Path(config.cache_dir).expanduser())
         self.meter, reference_meter = (
-            QualityMeter(folder, cache, max_file_kb=config.max_file_kb, exclude=config.exclude, budget_s=config.analysis_budget_s)
-            for folder in (scratch, scratch / "reference")
+            QualityMeter(folder, cache, max_file_kb=config.max_file_kb, exclude=config.exclude,
+                         budget_s=config.analysis_budget_s, persist=persist)
+            for folder, persist in ((scratch, None), (scratch / "reference", reference_store(config)))
         )  # fmt: skip
         self._before: Snapshot | None = None
         self._reference_before: Snapshot | None = None
