@@ -1,25 +1,25 @@
 """stamina-gym: a Gymnasium environment for coding agents on long, changing projects.
 
 ``import stamina_gym`` registers one env id per spec file in ``envs/`` and one
-``Stamina-<task>-v0`` id for every other task found (see ``stamina_gym.task``).
+``Stamina-<task>-v0`` id for every other task found (see ``stamina_gym.task``). A shipped
+env is registered by its id alone (``kwargs={"config": "StaminaTodo-v0"}``), so what a
+dataset records of it holds no path of this machine.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import gymnasium as gym
 import yaml
 
+from stamina_gym.packaged import data_dir, env_spec_files
+
 __version__ = "0.1.0"
 
-ENVS_DIR = Path(__file__).resolve().parents[1] / "envs"
+ENVS_DIR = data_dir("envs")
 ENTRY_POINT = "stamina_gym.env:StaminaEnv"
 
-
-def env_spec_files() -> dict[str, Path]:
-    """Env id -> spec file, for every ``envs/*.yaml``."""
-    return {path.stem: path for path in sorted(ENVS_DIR.glob("*.yaml"))}
+__all__ = ["ENTRY_POINT", "ENVS_DIR", "env_spec_files", "register_envs"]
 
 
 def register_envs() -> list[str]:
@@ -31,7 +31,7 @@ def register_envs() -> list[str]:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         covered.add(data.get("task"))
         steps = (data.get("budgets") or {}).get("max_episode_steps", 10_000)
-        _register(env_id, {"config": str(path)}, steps)
+        _register(env_id, {"config": env_id}, steps)
         ids.append(env_id)
     for task in find_tasks():
         if task not in covered:

@@ -275,15 +275,16 @@ def cmd_collect(args: argparse.Namespace) -> int:
 
         env = gym.make(args.env, **spec.env_kwargs)
         try:
-            export_minari(result.records, args.minari, env)
+            dataset = export_minari(result.records, args.minari, env)
         finally:
             env.close()
         summary["minari"] = args.minari
+        summary["minari_path"] = str(Path(dataset.spec.data_path).parent)
     (out / "collect.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     steps = sum(len(r["steps"]) for r in result.records)
     print(f"{len(result.records)} episode(s) in {result.wall_s:.1f}s ({summary['episodes_per_hour']} episodes/hour), "
           f"{len(result.failed)} failed; wrote {steps_path} ({steps} rows), {episodes_path} ({len(result.records)} rows)"
-          + (f", Minari dataset {args.minari}" if args.minari else ""))
+          + (f", Minari dataset {args.minari} in {summary['minari_path']}" if args.minari else ""))
     return 0
 
 

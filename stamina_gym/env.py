@@ -25,6 +25,7 @@ from stamina_gym.errors import ConfigError, SandboxError, TaskError, ToolError
 from stamina_gym.grading.cache import GradingCache
 from stamina_gym.grading.grade import Grade, grade_run
 from stamina_gym.grading.runner import HiddenRun, run_hidden_tests, stage_tests
+from stamina_gym.packaged import env_spec_files
 from stamina_gym.quality.review import Review, Reviewer
 from stamina_gym.sandbox import SANDBOXES, Sandbox
 from stamina_gym.task import load_task
@@ -157,7 +158,9 @@ class StaminaEnv(gym.Env[dict, str]):
     metadata = {"render_modes": ["ansi"]}
 
     def __init__(self, config: EnvConfig | str | Path | dict | None = None, render_mode: str | None = None, **overrides: Any):
-        if isinstance(config, (str, Path)):
+        if isinstance(config, str) and config in env_spec_files():  # a shipped env, by its id
+            config = load_env_config(env_spec_files()[config])
+        elif isinstance(config, (str, Path)):
             config = load_env_config(Path(config))
         elif isinstance(config, dict):
             config = EnvConfig.model_validate(config)

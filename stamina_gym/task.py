@@ -33,10 +33,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from stamina_gym import pyast
 from stamina_gym.config import format_validation_error, load_yaml
 from stamina_gym.errors import ConfigError, TaskError
+from stamina_gym.packaged import data_dir
 from stamina_gym.quality.rules import Rule
 from stamina_gym.registry import unknown_name
 
-BUILTIN_TASKS = Path(__file__).resolve().parents[1] / "tasks"
+BUILTIN_TASKS = data_dir("tasks")
 TASKS_ENV_VAR = "STAMINA_GYM_TASKS"
 
 

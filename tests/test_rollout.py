@@ -196,13 +196,25 @@ def test_collect_command_refuses_a_ray_address_without_the_ray_backend(capsys):
     assert code == 2 and "needs the ray backend" in capsys.readouterr().err
 
 
-def test_collect_command_exports_minari(tmp_path, monkeypatch):
+def test_collect_command_exports_a_minari_dataset_that_moves(tmp_path, monkeypatch, capsys):
+    """The dataset names its env by id and task name only: moved to another folder (another
+    machine's), it loads and recovers the env, with the same spaces."""
     minari = pytest.importorskip("minari")
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
     code = main(["collect", "--env", MINI_ID, "--tasks", str(DATA), "--episodes", "1", "--grading-cache", "none",
                  "--out", str(tmp_path / "run"), "--minari", "stamina/mini/cli-v0"])  # fmt: skip
     assert code == 0
+    assert f"Minari dataset stamina/mini/cli-v0 in {tmp_path / 'minari'}" in capsys.readouterr().out
+    shutil.move(tmp_path / "minari", tmp_path / "elsewhere")
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "elsewhere"))
     dataset = minari.load_dataset("stamina/mini/cli-v0")
+    recorded = json.dumps(dataset.spec.env_spec.to_json() if hasattr(dataset.spec.env_spec, "to_json") else str(dataset.spec.env_spec))
+    assert str(tmp_path) not in recorded and str(DATA.parent.parent) not in recorded, recorded
+    recovered = dataset.recover_environment()
     env = mini_env()
-    assert dataset.total_episodes == 1 and dataset.observation_space == env.observation_space
-    env.close()
+    try:
+        assert dataset.total_episodes == 1 and dataset.observation_space == env.observation_space
+        assert recovered.observation_space == env.observation_space and recovered.action_space == env.action_space
+    finally:
+        env.close()
+        recovered.close()

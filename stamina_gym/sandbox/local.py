@@ -17,6 +17,7 @@ the process-group kill remain: see ``LOST_WITHOUT_BWRAP``.
 from __future__ import annotations
 
 import functools
+import importlib.metadata
 import logging
 import os
 import platform
@@ -86,12 +87,28 @@ def bwrap_works() -> str | None:
 
 
 def default_hidden_paths() -> list[Path]:
-    """What the agent's code must not see even where a shown folder holds it: the package,
-    and the checkout it sits in (unless it sits in a site-packages folder)."""
+    """What the agent's code must not see even where a shown folder holds it: the package
+    (with the envs and tasks it ships, ``stamina_gym.packaged``), the checkout it sits in
+    (unless it sits in a site-packages folder), and the install's metadata folder (its
+    RECORD names every file of every hidden test folder)."""
     paths = [_PACKAGE_DIR]
     if _PACKAGE_DIR.parent.name not in ("site-packages", "dist-packages"):
         paths.append(_PACKAGE_DIR.parent)
+    paths += _metadata_dirs()
     return [p for p in paths if p.is_dir()]
+
+
+@functools.lru_cache(maxsize=1)
+def _metadata_dirs() -> list[Path]:
+    """The metadata folders (``*.dist-info``, ``*.egg-info``) of every stamina-gym the
+    interpreter can see. ``_path`` is where importlib's path-based finder read one from
+    (the API names files inside it, not the folder)."""
+    found = set()
+    for dist in importlib.metadata.distributions():
+        folder = getattr(dist, "_path", None)
+        if folder is not None and (dist.metadata["Name"] or "").lower().replace("_", "-") == "stamina-gym":
+            found.add(Path(folder).resolve())
+    return sorted(found)
 
 
 def shown_paths() -> list[Path]:
