@@ -8,7 +8,6 @@ dataset records of it holds no path of this machine.
 
 from __future__ import annotations
 
-
 import gymnasium as gym
 import yaml
 
