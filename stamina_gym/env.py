@@ -29,7 +29,8 @@ from stamina_gym.packaged import env_spec_files
 from stamina_gym.quality.review import Review, Reviewer
 from stamina_gym.sandbox import SANDBOXES, Sandbox
 from stamina_gym.task import load_task
-from stamina_gym.tools import Tool, ToolContext, describe_tools, list_files, parse_action
+from stamina_gym.text_space import UnicodeText, as_text
+from stamina_gym.tools import MAX_ACTION_CHARS, Tool, ToolContext, describe_tools, list_files, parse_action
 from stamina_gym.user import User, UserUnavailable, make_user
 from stamina_gym.user.dialogue import Dialogue
 from stamina_gym.user.templates import pick_values, render_prompt
@@ -38,15 +39,15 @@ from stamina_gym.workspace import Workspace
 #: Paths whose change is not a code change (caches the agent's commands leave behind).
 _NOT_CODE = re.compile(r"(^|/)(__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache)/|\.py[co]$")
 
-#: Characters an observation or action may hold; anything else is escaped as \\uXXXX.
+#: What ``sample()`` of the text spaces draws from; observations and actions hold any text
+#: (``stamina_gym.text_space``).
 CHARSET = string.printable
-MAX_ACTION_CHARS = 500_000
-_OUTSIDE_CHARSET = re.compile(r"[^\t\n\r\x20-\x7e]")
 
 
 def to_text(text: str, limit: int) -> str:
-    """Fit ``text`` to a Text space: escape characters outside CHARSET, cut past ``limit``."""
-    text = _OUTSIDE_CHARSET.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    """Fit ``text`` to a Text space: every character as it is (lone surrogates, which UTF-8
+    cannot carry, written as ``\\udcXX``), cut past ``limit``."""
+    text = as_text(text)
     if len(text) > limit:
         marker = f"\n[... cut: {len(text) - limit} more characters ...]"
         text = text[: limit - len(marker)] + marker
@@ -72,7 +73,8 @@ class StaminaEnv(gym.Env[dict, str]):
     ``summarize`` states the clarified requirements (key -> value) and closes the
     clarification phase.
     An action that cannot be parsed or that a tool refuses is answered in ``output``
-    with what was wrong, never with an exception.
+    with what was wrong, never with an exception; so is one past ``MAX_ACTION_CHARS``
+    (500,000 characters, the action space's ``max_length``; a dict counts its strings).
 
     ## Observation Space
     ``Dict``: ``prompt`` (Text: the user's request of the current turn), ``output``
@@ -80,7 +82,9 @@ class StaminaEnv(gym.Env[dict, str]):
     ``observation.feedback == "summary"``), ``repo`` (Text: the repository as a file tree
     with line counts, its full text, or the diff since the turn began, by
     ``observation.repo``), ``phase`` (Text: the project phase) and ``turn`` (Discrete: the
-    0-based turn index). Characters outside ``CHARSET`` are escaped as ``\\uXXXX``.
+    0-based turn index). Text is as the files and commands have it, any Unicode
+    character included (``stamina_gym.text_space.UnicodeText``; ``sample()`` draws from
+    ``CHARSET``); only a lone surrogate, which UTF-8 cannot carry, reads ``\\udcXX``.
 
     ## Rewards
     Every step costs ``step_cost`` (0.001); a refused action costs ``invalid_action``
@@ -183,17 +187,17 @@ class StaminaEnv(gym.Env[dict, str]):
             except TaskError:
                 self._costs = None
         limit = self.config.observation.max_chars
-        text = spaces.Text(max_length=limit, min_length=0, charset=CHARSET)
+        text = UnicodeText(limit, charset=CHARSET)
         self.observation_space = spaces.Dict(
             {
                 "prompt": text,
                 "output": text,
                 "repo": text,
-                "phase": spaces.Text(max_length=64, min_length=0, charset=CHARSET),
+                "phase": UnicodeText(64, charset=CHARSET),
                 "turn": spaces.Discrete(len(self.turns)),
             }
         )
-        self.action_space = spaces.Text(max_length=MAX_ACTION_CHARS, min_length=0, charset=CHARSET)
+        self.action_space = UnicodeText(MAX_ACTION_CHARS, charset=CHARSET)
         self._root: Path | None = None
         self._workspace: Workspace | None = None
         self._sandbox: Sandbox | None = None

@@ -345,10 +345,30 @@ TOOLS: dict[str, Tool] = {
 }  # fmt: skip
 
 
+#: The longest action, in characters (the action space's ``max_length``); a dict action
+#: counts the characters of its strings.
+MAX_ACTION_CHARS = 500_000
+
+
+def _size(value: Any) -> int:
+    """Characters in the strings of a decoded action (keys included)."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(_size(k) + _size(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return sum(_size(v) for v in value)
+    return 0
+
+
 def parse_action(action: Any) -> tuple[Tool, dict[str, Any]]:
     """Validate an action; raises ToolError with a message fit to show the agent."""
     if isinstance(action, (bytes, bytearray)):
         action = action.decode("utf-8", "replace")
+    size = len(action) if isinstance(action, str) else _size(action)
+    if size > MAX_ACTION_CHARS:
+        raise ToolError(f"the action holds {size:,} characters, past the limit of {MAX_ACTION_CHARS:,}; "
+                        "write a large file in parts (write_file, then apply_patch)")  # fmt: skip
     if isinstance(action, str):
         try:
             action = json.loads(action)

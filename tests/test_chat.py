@@ -109,3 +109,15 @@ def test_recorded_episodes_give_the_conversation_the_adapter_would():
         assert adapter.messages == episode_messages(record["steps"]) == record["messages"]
     finally:
         adapter.close()
+
+
+def test_non_ascii_text_reaches_the_model_as_it_is(chat):
+    """A file holding accented, CJK and astral characters reads back as itself in the tool
+    message, and so does a command's output; nothing is escaped."""
+    text = "caf\u00e9 \u2192 \U0001f680 \u4e2d\u6587 \u00fcber\n"
+    chat.reset(seed=0)
+    new, *_ = chat.step(assistant(call("w", "write_file", path="notes.txt", content=text)))
+    new, *_ = chat.step(assistant(call("r", "read_file", path="notes.txt"), call("c", "run", command="cat notes.txt")))
+    read, ran = (m["content"] for m in new if m["role"] == "tool")
+    assert text.strip() in read and text in ran and "\\u" not in read + ran
+    assert text in json.loads(json.dumps(chat.messages, ensure_ascii=False))[-1]["content"]

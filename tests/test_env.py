@@ -107,12 +107,34 @@ def test_unknown_tool_gets_a_did_you_mean(env):
     assert "did you mean 'read_file'" in output
 
 
-def test_text_outside_the_charset_is_escaped_not_a_crash(env):
-    act(env, tool="write_file", path="uni.txt", content="caf\u00e9 \u2603 \x00\n")
+def test_text_reads_back_as_it_is_and_fits_the_space(env):
+    text = "caf\u00e9 \u2603 \U0001f680 \x00 \u4e2d"
+    act(env, tool="write_file", path="uni.txt", content=text + "\n")
     observation, *_ = env.step({"tool": "read_file", "path": "uni.txt"})
-    assert "caf\\u00e9 \\u2603 \\u0000" in observation["output"]
+    assert text in observation["output"] and "\\u" not in observation["output"]
+    observation, *_ = env.step({"tool": "run", "command": "cat uni.txt"})
+    assert text in observation["output"]
     assert env.observation_space.contains(observation)
+    assert not env.observation_space["output"].contains("a\ud800b")  # UTF-8 cannot carry it
+    assert to_text("a\ud800b", 100) == "a\\ud800b" and env.observation_space["output"].contains(to_text("a\ud800b", 100))
     assert to_text("x" * 5000, 1000).endswith("more characters ...]") and len(to_text("x" * 5000, 1000)) == 1000
+    assert env.observation_space["output"].contains(env.observation_space["output"].sample())
+
+
+def test_an_action_past_the_action_space_is_refused_with_its_size(env):
+    limit = env.action_space.max_length
+    big = {"tool": "write_file", "path": "big.txt", "content": "x" * (limit + 1)}
+    for action in (big, json.dumps(big)):
+        output, reward, info = act(env, **big) if isinstance(action, dict) else _step_text(env, action)
+        assert not info["ok"] and f"past the limit of {limit:,}" in output, output[:200]
+        assert not (env.workspace.path / "big.txt").exists()
+    output, _, info = act(env, tool="write_file", path="big.txt", content="x" * (limit - 100))
+    assert info["ok"], output[:200]
+
+
+def _step_text(env, text):
+    observation, reward, _, _, info = env.step(text)
+    return observation["output"], reward, info
 
 
 def test_repo_observation_modes():

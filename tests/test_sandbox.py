@@ -265,7 +265,9 @@ def test_the_package_is_hidden_inside_a_shown_site_packages(tmp_path, monkeypatc
     monkeypatch.setattr(local, "_PACKAGE_DIR", package)
     monkeypatch.setattr(local, "shown_paths", lambda: [*shown(), tmp_path / "venv"])
     sandbox = LocalSandbox(SandboxConfig(), hidden=[])
-    assert local.default_hidden_paths() == [package]  # not the whole site-packages
+    hidden = local.default_hidden_paths()  # the package and our metadata, not the whole site-packages
+    assert hidden[0] == package and site_packages not in hidden
+    assert all(p.name.endswith((".dist-info", ".egg-info")) for p in hidden[1:])
     (tmp_path / "ws").mkdir(mode=0o755)
     mounts = [Mount(tmp_path / "ws", "/repo")]
     script = f"import sys; sys.path.insert(0, {str(site_packages)!r}); import neighbour; print(neighbour.OK)"

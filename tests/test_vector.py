@@ -59,24 +59,35 @@ def test_parallel_envs_never_share_workspaces_or_tmp(mode):
         envs.close()
 
 
-def test_shared_memory_is_refused_with_the_reason():
-    with pytest.raises(ConfigError, match="shared_memory=True does not work with StaminaEnv's Text observations"):
-        make_vector_env("Stamina-mini-v0", 2, mode="async", shared_memory=True)
+def test_shared_memory_only_applies_to_async():
     with pytest.raises(ConfigError, match="applies to mode='async' only"):
         make_vector_env("Stamina-mini-v0", 2, mode="sync", shared_memory=True)
 
 
-def test_why_shared_memory_is_refused():
-    """Gymnasium's Text shared memory returns its empty buffer; when a Gymnasium release
-    fixes that, this test fails and the refusal in make_vector_env can go."""
-    raw = gym.make_vec("Stamina-mini-v0", 2, vectorization_mode="async", vector_kwargs={"shared_memory": True})
-    piped = make_vector_env("Stamina-mini-v0", 2, mode="async")
+CAFE = "caf\u00e9 \u2192 \U0001f680 \u4e2d\u6587"
+
+
+@pytest.mark.parametrize("how", [
+    {"vectorization_mode": "async"},  # shared memory, Gymnasium's default
+    {"vectorization_mode": "async", "vector_kwargs": {"shared_memory": False}},
+    {"vectorization_mode": "async", "vector_kwargs": {"copy": False}},
+    {"vectorization_mode": "sync"},
+])  # fmt: skip
+def test_gym_make_vec_returns_the_text_as_it_is(how):
+    """``gym.make_vec`` as Gymnasium users call it: every text field reads back as the env
+    wrote it, non-ASCII included, step after step."""
+    envs = gym.make_vec("Stamina-mini-v0", 2, **how)
     try:
-        shared_obs, _ = raw.reset(seed=0)
-        piped_obs, _ = piped.reset(seed=0)
-        assert "add" in piped_obs["prompt"][0]
-        assert shared_obs["prompt"][0] != piped_obs["prompt"][0]
-        assert set(shared_obs["prompt"][0]) == {"0"}  # the buffer as it was built, never the env's text
+        observations, _ = envs.reset(seed=[0, 1])
+        assert all("add" in prompt for prompt in observations["prompt"])
+        write = {"tool": "write_file", "path": "notes.txt", "content": CAFE + "\n"}
+        observations, *_ = envs.step((write, {"tool": "list_files"}))
+        assert "notes.txt" not in observations["output"][1]
+        observations, *_ = envs.step(({"tool": "read_file", "path": "notes.txt"}, {"tool": "run", "command": f"echo '{CAFE}'"}))
+        first, second = observations["output"][0], observations["output"][1]
+        assert CAFE in first and CAFE in second and "\\u" not in first + second
+        observations, *_ = envs.step(({"tool": "list_files"}, {"tool": "list_files"}))
+        assert observations["output"][0] != first and "notes.txt" in observations["output"][0]
+        assert all(envs.single_observation_space["output"].contains(text) for text in observations["output"])
     finally:
-        raw.close()
-        piped.close()
+        envs.close()
