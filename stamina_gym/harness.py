@@ -58,7 +58,8 @@ class EpisodeResult:
 
 class Recorder:
     """JSONL records in ``out``: ``steps.jsonl`` and ``turns.jsonl`` (flushed per line),
-    ``run.json`` (written first) and ``summary.json`` (written last)."""
+    ``model_calls.jsonl`` for a model agent (each call's exact request and reply, flushed
+    as it is made), ``run.json`` (written first) and ``summary.json`` (written last)."""
 
     def __init__(self, out: Path, header: dict[str, Any]) -> None:
         out.mkdir(parents=True, exist_ok=True)
@@ -66,6 +67,7 @@ class Recorder:
         _write_json(out / "run.json", header)
         self._steps: TextIO = open(out / "steps.jsonl", "a", encoding="utf-8")
         self._turns: TextIO = open(out / "turns.jsonl", "a", encoding="utf-8")
+        self._calls: TextIO | None = None
 
     @staticmethod
     def _append(handle: TextIO, record: dict[str, Any]) -> None:
@@ -79,10 +81,16 @@ class Recorder:
     def turn(self, record: dict[str, Any]) -> None:
         self._append(self._turns, record)
 
+    def model_call(self, record: dict[str, Any]) -> None:
+        if self._calls is None:
+            self._calls = open(self.out / "model_calls.jsonl", "a", encoding="utf-8")
+        self._append(self._calls, record)
+
     def finish(self, summary: dict[str, Any]) -> None:
         _write_json(self.out / "summary.json", summary)
-        self._steps.close()
-        self._turns.close()
+        for handle in (self._steps, self._turns, self._calls):
+            if handle is not None:
+                handle.close()
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
@@ -119,6 +127,8 @@ def run_episode(
     """Play one episode; a broken agent ends it as a recorded ``framework`` failure."""
     observation, info = env.reset(seed=seed)
     agent.reset(env)
+    if recorder and hasattr(agent, "on_call"):
+        agent.on_call = recorder.model_call
     inner = env.unwrapped
     result = EpisodeResult(env.spec.id if env.spec else inner.config.id, agent.name, seed)
     turn_steps, turn_reward = 0, 0.0

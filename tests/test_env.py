@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import gymnasium as gym
-import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 

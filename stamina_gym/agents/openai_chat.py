@@ -8,6 +8,13 @@ messages as fit ``context_tokens`` (minus the reply's ``max_reply_tokens``); old
 messages are dropped whole (an assistant message with its tool results together) and a
 note says how many. Tokens are estimated as characters / 4 (no tokenizer download needed).
 
+Every call is recorded as it was made (``calls``): the exact request (model, messages,
+tools, sampling parameters), the reply (text and tool calls, ids kept), the finish reason,
+the usage, and whether the context was trimmed for it; ``on_call``, when set, gets each
+record at once (the harness writes ``model_calls.jsonl``, flushed per line).
+``conversation()`` is the whole conversation, untrimmed: the system prompt, each request,
+every reply, tool result and nudge, in order.
+
 Configuration (constructor arguments, or the environment): ``model`` (OPENAI_MODEL),
 ``base_url`` (OPENAI_BASE_URL), ``api_key`` (OPENAI_API_KEY). The harness may attach a
 ``ModelMeter``: every call goes through it, so call and token budgets hold.
@@ -19,7 +26,7 @@ import json
 import os
 import string
 from importlib import resources
-from typing import Any
+from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
@@ -100,6 +107,8 @@ class OpenAIChatAgent:
                              timeout=self.config.timeout_s, max_retries=self.config.max_retries)  # fmt: skip
         self.tools = tool_schema()
         self.meter: Any = None
+        self.on_call: Callable[[dict[str, Any]], None] | None = None
+        """Called with each call's record as soon as the reply is in."""
         self._reset_state()
 
     def describe(self) -> dict[str, Any]:
@@ -121,6 +130,9 @@ class OpenAIChatAgent:
         self._turn: int | None = None
         self._text_replies = 0
         self.last_request: list[dict[str, Any]] = []
+        self.calls: list[dict[str, Any]] = []
+        """This episode's model calls, in order (see the module docstring)."""
+        self._trimmed = False
 
     def reset(self, env: Any) -> None:
         self._reset_state()
@@ -160,6 +172,18 @@ class OpenAIChatAgent:
                         f"{observation['prompt']}\n\nRepository:\n{observation.get('repo', '')}"),
         }  # fmt: skip
 
+    def conversation(self) -> list[dict[str, Any]]:
+        """The episode's whole conversation so far, nothing trimmed: the system prompt, and
+        for each turn its request, then every reply with its tool results and nudges."""
+        messages = [self._system] if self._system is not None else []
+        for group in self._history:
+            messages += group
+        if self._request is not None:
+            messages.append(self._request)
+        for group in self._current:
+            messages += group
+        return messages
+
     def _ask_model(self) -> None:
         messages = self.context()
         self.last_request = messages
@@ -184,6 +208,14 @@ class OpenAIChatAgent:
         if calls:
             reply["tool_calls"] = [{"id": c.id, "type": "function",
                                     "function": {"name": c.function.name, "arguments": c.function.arguments}} for c in calls]  # fmt: skip
+        record = {
+            "call": len(self.calls), "turn": self._turn, "request": kwargs, "reply": reply,
+            "finish_reason": response.choices[0].finish_reason, "response_id": response.id,
+            "usage": usage.model_dump() if usage else None, "trimmed": self._trimmed,
+        }  # fmt: skip
+        self.calls.append(record)
+        if self.on_call is not None:
+            self.on_call(record)
         if self.meter is not None:
             self.meter.record(
                 prompt_tokens=usage.prompt_tokens if usage else sum(map(estimate_tokens, messages)),
@@ -242,6 +274,7 @@ class OpenAIChatAgent:
         # Earlier turns come in only when the whole current turn fits: no gaps in the middle.
         old = newest_that_fit(self._history) if new == len(self._current) else 0
         dropped = len(self._history) - old + len(self._current) - new
+        self._trimmed = bool(dropped) or request is not self._request
         messages = [self._system]
         if dropped:
             messages.append({"role": "user", "content": f"[{dropped} earlier message group(s) omitted to fit the context]"})

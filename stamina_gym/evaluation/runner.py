@@ -207,8 +207,12 @@ class Evaluation:
         agent = None
         steps_log = JsonLines(folder / "steps.jsonl", self.redact)
         turns_log = JsonLines(folder / "turns.jsonl", self.redact)
+        calls_log: JsonLines | None = None
         try:
             agent = make_agent(spec.name, **spec.args)
+            if hasattr(agent, "on_call"):  # each model call's exact request and reply, as it is made
+                calls_log = JsonLines(folder / "model_calls.jsonl", self.redact)
+                agent.on_call = calls_log.append
             episode = _Episode(self, env, agent, spec, run, seed, attempt, state, steps_log, turns_log)
             invalid, ended = episode.play(folder)
         except (StaminaError, OSError) as exc:
@@ -218,6 +222,8 @@ class Evaluation:
         finally:
             steps_log.close()
             turns_log.close()
+            if calls_log is not None:
+                calls_log.close()
             if agent is not None:
                 agent.close()
             env.close()

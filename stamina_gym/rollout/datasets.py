@@ -8,15 +8,27 @@ of ``N`` actions) and the action of row ``k`` was taken on the observation of ro
 belongs to), ``observation_prompt``, ``observation_output``, ``observation_repo``,
 ``observation_phase``, ``observation_turn`` (the observation's 0-based turn), ``action``
 (the action text, JSON), ``reward``, ``terminated``, ``truncated``, ``info`` (JSON text),
-``grading_cache`` (``hit``/``miss``/null at a submit).
+``grading_cache`` (``hit``/``miss``/null at a submit), ``model_call`` (for a model agent,
+the ``call`` of ``calls.parquet`` whose reply holds this action; else null).
 
-``episodes.parquet``: one row per episode: ``messages`` (the OpenAI-style conversation,
-``stamina_gym.chat.episode_messages``; absent message keys are null), ``turn_rewards``,
+``episodes.parquet``: one row per episode: ``messages`` (the OpenAI-style conversation:
+for a model agent the one it really had, system prompt, every reply, tool result and
+nudge, call ids kept, ``messages_source == "model"``; for a scripted agent rebuilt from
+the steps, ``stamina_gym.chat.episode_messages``, ``"rebuilt"``; absent message keys are
+null), ``tools`` (the tool schemas offered, JSON text), ``turn_rewards`` (per turn, the sum
+of *every* step's reward in it: step costs and refused actions included),
+``submit_rewards`` (per graded turn, the reward of its submit step alone),
 ``turn_failure_classes``, ``scores`` (a struct), ``seed``, ``variants``, ``versions``,
 ``failure_class``/``failure`` (set when the episode broke), and the operational columns
 ``duration_s``, ``worker``, ``cache_hits``, ``cache_misses``.
 
-Both read directly with ``pyarrow.parquet.read_table`` and with the ``datasets`` library
+``calls.parquet`` (written when a model agent played): one row per model call, with the
+exact request as sent (``request``, JSON text: model, messages, tools, sampling
+parameters), the ``reply`` (JSON text: content and tool calls, ids kept), ``finish_reason``,
+``trimmed`` (the context dropped or cut messages for this call), ``prompt_tokens`` and
+``completion_tokens`` (the endpoint's count), keyed by ``episode`` and ``call``.
+
+All read directly with ``pyarrow.parquet.read_table`` and with the ``datasets`` library
 (``Dataset.from_parquet`` or ``load_dataset("parquet", data_files=...)``).
 
 Minari (``export_minari``, the ``minari`` extra) stores the env's own spaces: the
@@ -36,6 +48,7 @@ from typing import Any, Iterable, Sequence
 
 STEPS_FILE = "steps.parquet"
 EPISODES_FILE = "episodes.parquet"
+CALLS_FILE = "calls.parquet"
 OBSERVATION_KEYS = ("prompt", "output", "repo", "phase", "turn")
 
 
@@ -48,7 +61,7 @@ def _schemas() -> tuple[Any, Any]:
             ("observation_prompt", pa.string()), ("observation_output", pa.string()), ("observation_repo", pa.string()),
             ("observation_phase", pa.string()), ("observation_turn", pa.int32()),
             ("action", pa.string()), ("reward", pa.float64()), ("terminated", pa.bool_()), ("truncated", pa.bool_()),
-            ("info", pa.string()), ("grading_cache", pa.string()),
+            ("info", pa.string()), ("grading_cache", pa.string()), ("model_call", pa.int32()),
         ]
     )  # fmt: skip
     call = pa.struct([("id", pa.string()), ("type", pa.string()),
@@ -68,7 +81,9 @@ def _schemas() -> tuple[Any, Any]:
         [
             ("episode", pa.int64()), ("seed", pa.int64()), ("env_id", pa.string()), ("task", pa.string()),
             ("agent", pa.string()), ("variants", pa.list_(pa.int32())), ("messages", pa.list_(message)),
-            ("turn_rewards", pa.list_(pa.float64())), ("turn_failure_classes", pa.list_(pa.string())),
+            ("messages_source", pa.string()), ("tools", pa.string()),
+            ("turn_rewards", pa.list_(pa.float64())), ("submit_rewards", pa.list_(pa.float64())),
+            ("turn_failure_classes", pa.list_(pa.string())),
             ("scores", scores), ("num_steps", pa.int32()), ("terminated", pa.bool_()), ("truncated", pa.bool_()),
             ("failure_class", pa.string()), ("failure", pa.string()), ("versions", versions),
             ("duration_s", pa.float64()), ("worker", pa.string()), ("cache_hits", pa.int32()), ("cache_misses", pa.int32()),
@@ -88,9 +103,24 @@ def step_rows(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
                     **{f"observation_{key}": observation[key] for key in OBSERVATION_KEYS},
                     "action": step["action"], "reward": step["reward"], "terminated": step["terminated"],
                     "truncated": step["truncated"], "info": json.dumps(step["info"], sort_keys=True),
-                    "grading_cache": step["grading_cache"],
+                    "grading_cache": step["grading_cache"], "model_call": step.get("model_call"),
                 }
             )  # fmt: skip
+    return rows
+
+
+def call_rows(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per model call of every record (``calls.parquet``)."""
+    rows = []
+    for record in records:
+        for call in record.get("model_calls") or []:
+            usage = call.get("usage") or {}
+            rows.append({
+                "episode": record["episode"], "seed": record["seed"], "call": call["call"], "turn": call["turn"],
+                "request": json.dumps(call["request"], ensure_ascii=False), "reply": json.dumps(call["reply"], ensure_ascii=False),
+                "finish_reason": call.get("finish_reason"), "trimmed": bool(call.get("trimmed")),
+                "prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens"),
+            })  # fmt: skip
     return rows
 
 
@@ -105,8 +135,16 @@ def episode_rows(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
+_CALLS_SCHEMA = [
+    ("episode", "int64"), ("seed", "int64"), ("call", "int32"), ("turn", "int32"), ("request", "string"),
+    ("reply", "string"), ("finish_reason", "string"), ("trimmed", "bool_"), ("prompt_tokens", "int64"),
+    ("completion_tokens", "int64"),
+]  # fmt: skip
+
+
 def write_parquet(records: Sequence[dict[str, Any]], out: Path) -> tuple[Path, Path]:
-    """Write ``steps.parquet`` and ``episodes.parquet`` into ``out``; returns both paths."""
+    """Write ``steps.parquet`` and ``episodes.parquet`` into ``out`` (and ``calls.parquet``
+    when a model agent played); returns the first two paths."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -115,6 +153,10 @@ def write_parquet(records: Sequence[dict[str, Any]], out: Path) -> tuple[Path, P
     steps_path, episodes_path = out / STEPS_FILE, out / EPISODES_FILE
     pq.write_table(pa.Table.from_pylist(step_rows(records), schema=steps_schema), steps_path)
     pq.write_table(pa.Table.from_pylist(episode_rows(records), schema=episodes_schema), episodes_path)
+    calls = call_rows(records)
+    if calls:
+        schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in _CALLS_SCHEMA])
+        pq.write_table(pa.Table.from_pylist(calls, schema=schema), out / CALLS_FILE)
     return steps_path, episodes_path
 
 

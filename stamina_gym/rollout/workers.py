@@ -127,6 +127,7 @@ def play_episode(env: Any, agent: Any, *, episode: int, seed: int) -> dict[str, 
     import stamina_gym
     from stamina_gym.agents import AgentError
     from stamina_gym.chat import episode_messages
+    from stamina_gym.tools import openai_tools
     from stamina_gym.grading.cache import grader_identity
 
     inner = env.unwrapped
@@ -146,16 +147,19 @@ def play_episode(env: Any, agent: Any, *, episode: int, seed: int) -> dict[str, 
             except AgentError as exc:
                 failure_class, failure = "framework", str(exc)
                 break
+            made_by = len(agent.calls) - 1 if getattr(agent, "calls", None) else None  # the model call behind it
             observation, reward, terminated, truncated, info = env.step(action)
             if hasattr(agent, "observe"):
                 agent.observe(reward, info)
             steps.append(_step_row(len(steps), observation, action, reward, terminated, truncated, info, turn))
+            steps[-1]["model_call"] = made_by
             if terminated or truncated:
                 break
     except Exception as exc:  # noqa: BLE001 - a broken episode is recorded, not raised
         failure_class = "infrastructure"
         failure = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=-3)}"
     grades = [s["info"]["grade"] for s in steps if "grade" in s["info"]]
+    submit_rewards = [s["reward"] for s in steps if "grade" in s["info"]]
     turn_rewards: dict[int, float] = {}
     for row in steps[1:]:
         turn_rewards[row["turn"]] = turn_rewards.get(row["turn"], 0.0) + row["reward"]
@@ -169,8 +173,13 @@ def play_episode(env: Any, agent: Any, *, episode: int, seed: int) -> dict[str, 
         "agent": getattr(agent, "name", type(agent).__name__),
         "variants": variants,
         "steps": steps,
-        "messages": episode_messages(steps),
+        # what a model agent really exchanged, else the conversation rebuilt from the steps
+        "messages": agent.conversation() if hasattr(agent, "conversation") else episode_messages(steps),
+        "messages_source": "model" if hasattr(agent, "conversation") else "rebuilt",
+        "tools": json.dumps(getattr(agent, "tools", None) or openai_tools()),
+        "model_calls": list(getattr(agent, "calls", None) or []),
         "turn_rewards": [round(turn_rewards[t], 6) for t in sorted(turn_rewards)],
+        "submit_rewards": [round(r, 6) for r in submit_rewards],
         "turn_failure_classes": [g["failure_class"] for g in grades],
         "scores": {
             "total_reward": round(sum(row["reward"] for row in steps), 6),
@@ -213,6 +222,7 @@ def _step_row(
         "truncated": bool(truncated),
         "info": _json_safe(info),
         "grading_cache": cache,
+        "model_call": None,
     }
 
 
@@ -220,7 +230,8 @@ def lost_episode(spec: RolloutSpec, episode: int, seed: int, why: str) -> dict[s
     """The record of an episode whose worker died before it could report anything."""
     return {
         "episode": episode, "seed": seed, "env_id": spec.env_id, "task": "", "agent": spec.agent, "variants": [],
-        "steps": [], "messages": [], "turn_rewards": [], "turn_failure_classes": [],
+        "steps": [], "messages": [], "messages_source": "rebuilt", "tools": "[]", "model_calls": [], "turn_rewards": [],
+        "submit_rewards": [], "turn_failure_classes": [],
         "scores": {"total_reward": 0.0, "turns_graded": 0, "turns_solved": 0, "tests_passed": 0, "tests_total": 0, "newly_broken": 0},
         "num_steps": 0, "terminated": False, "truncated": False, "failure_class": "infrastructure",
         "failure": f"the worker died: {why}", "versions": {}, "duration_s": 0.0, "cache_hits": 0, "cache_misses": 0,

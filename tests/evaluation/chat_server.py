@@ -2,7 +2,8 @@
 
 It answers ``POST /v1/chat/completions`` with scripted replies (a reply is a list of
 tool calls ``(name, arguments)`` or a text), and keeps every request it received
-(headers and JSON body) so tests can check what the client really sent.
+(headers and JSON body) and every response body it sent, so tests can check what the
+client really sent and got.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ class ChatServer:
     def __init__(self, script: list[Reply] | Callable[[dict[str, Any]], Reply]) -> None:
         self.script = script
         self.requests: list[dict[str, Any]] = []
+        self.responses: list[bytes] = []
+        """Every response body, as sent."""
         self._count = 0
         server = self
 
@@ -33,6 +36,7 @@ class ChatServer:
 
             def _send(self, status: int, payload: dict[str, Any]) -> None:
                 data = json.dumps(payload).encode()
+                server.responses.append(data)
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))

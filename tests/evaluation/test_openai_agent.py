@@ -114,3 +114,79 @@ def test_settings_come_from_the_environment(monkeypatch):
             env.close()
     assert server.requests[0]["body"]["model"] == "env-model"
     assert json.dumps(agent.describe()).find(KEY) == -1
+
+
+MUL = {"path": "calc/__init__.py",
+       "content": ADD["content"] + "\n\ndef mul(a, b):\n    return a * b\n"}  # fmt: skip
+
+
+def test_every_model_call_is_recorded_as_the_server_saw_it(tmp_path, monkeypatch):
+    """Two turns against the fake server, with a text reply (and its nudge) and parallel
+    tool calls: every request the server received and every reply it sent are in the
+    records as they were, in the JSONL of a run and in the Parquet tables of a rollout; the
+    episode's conversation is the model's own, ids kept; the reward columns add up."""
+    import pyarrow.parquet as pq
+
+    from stamina_gym.harness import Recorder
+    from stamina_gym.rollout.datasets import write_parquet
+    from stamina_gym.rollout.workers import play_episode
+
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    script = [
+        "Let me look first.",
+        [("read_file", {"path": "calc/__init__.py"}), ("list_files", {})],
+        [("write_file", ADD), ("submit", {})],
+        [("write_file", MUL), ("run", {"command": "echo caf\u00e9"}), ("submit", {})],
+    ]
+    played = {}
+    for how in ("run", "rollout"):
+        with ChatServer(list(script)) as server:
+            agent = make_agent("openai", model="test-model", base_url=server.base_url, api_key=KEY, seed=7)
+            env = mini_env()
+            try:
+                if how == "run":
+                    run_episode(env, agent, seed=0, recorder=Recorder(tmp_path / "run", {"agent": "openai"}))
+                    record = None
+                else:
+                    record = play_episode(env, agent, episode=0, seed=0)
+            finally:
+                agent.close()
+                env.close()
+        played[how] = (record, [r["body"] for r in server.requests], [json.loads(b) for b in server.responses])
+
+    lines = [json.loads(line) for line in (tmp_path / "run" / "model_calls.jsonl").read_text().splitlines()]
+    record, bodies, responses = played["rollout"]
+    for calls, (_, sent, got) in ((lines, played["run"]), (record["model_calls"], played["rollout"])):
+        assert len(calls) == len(sent) == len(script)
+        for call, body, response in zip(calls, sent, got):
+            assert json.dumps(call["request"], sort_keys=True) == json.dumps(body, sort_keys=True)
+            message = response["choices"][0]["message"]
+            assert call["reply"]["content"] == message["content"]
+            assert call["reply"].get("tool_calls", []) == message.get("tool_calls", [])
+            assert call["finish_reason"] == response["choices"][0]["finish_reason"]
+            assert call["usage"]["prompt_tokens"] == response["usage"]["prompt_tokens"] and call["trimmed"] is False
+    assert bodies[0]["seed"] == 7 and bodies[0]["temperature"] == 0.0 and bodies[0]["max_tokens"] == 2048
+
+    # The conversation is the model's: the last request is its prefix, then the last reply.
+    messages, last = record["messages"], bodies[-1]["messages"]
+    assert record["messages_source"] == "model" and messages[: len(last)] == last
+    assert messages[len(last)] == record["model_calls"][-1]["reply"]
+    assert messages[0] == bodies[0]["messages"][0] and messages[0]["role"] == "system"
+    assert {"role": "user", "content": "Reply with tool calls only. Call submit when this request is done."} in messages
+    ids = [c["id"] for m in messages if m["role"] == "assistant" for c in m.get("tool_calls", [])]
+    assert ids == [c["id"] for r in responses for c in r["choices"][0]["message"].get("tool_calls", [])]
+    assert any(m["role"] == "tool" and "caf\u00e9" in m["content"] for m in messages)
+
+    write_parquet([record], tmp_path / "parquet")
+    calls = pq.read_table(tmp_path / "parquet" / "calls.parquet").to_pylist()
+    assert [json.loads(c["request"]) for c in calls] == bodies
+    assert [json.loads(c["reply"]) for c in calls] == [call["reply"] for call in record["model_calls"]]
+    episode = pq.read_table(tmp_path / "parquet" / "episodes.parquet").to_pylist()[0]
+    assert json.loads(episode["tools"]) == bodies[0]["tools"]
+    assert [m["content"] for m in episode["messages"]] == [m.get("content") for m in messages]
+    steps = pq.read_table(tmp_path / "parquet" / "steps.parquet").to_pylist()
+    made = [s["model_call"] for s in steps[1:]]
+    assert made == [1, 1, 2, 2, 3, 3, 3]  # each action names the call whose reply held it
+    for turn, (total, submit) in enumerate(zip(episode["turn_rewards"], episode["submit_rewards"]), start=1):
+        others = sum(s["reward"] for s in steps[1:] if s["turn"] == turn and "grade" not in json.loads(s["info"]))
+        assert total == pytest.approx(submit + others) and submit != total
