@@ -44,6 +44,28 @@ _NOT_CODE = re.compile(r"(^|/)(__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_ca
 CHARSET = string.printable
 
 
+def _discard_folder(job: Future) -> None:
+    try:
+        job.result().discard()
+    except Exception:  # noqa: BLE001 - a folder that failed to be made leaves nothing to discard
+        pass
+
+
+def _start_turn(options: dict | None, turns: int) -> int:
+    """The 1-based turn ``reset``'s ``options`` start the episode at (1 without options)."""
+    if options is None:
+        return 1
+    if not isinstance(options, dict):
+        raise TypeError(f"reset options must be a dict, got {type(options).__name__}")
+    unknown = sorted(set(options) - {"start_turn"})
+    if unknown:
+        raise ValueError(f"unknown reset option(s) {', '.join(map(repr, unknown))}; the env takes 'start_turn'")
+    start = options.get("start_turn", 1)
+    if isinstance(start, bool) or not isinstance(start, (int, np.integer)) or not 1 <= int(start) <= turns:
+        raise ValueError(f"start_turn must be a turn number from 1 to {turns}, got {start!r}")
+    return int(start)
+
+
 def to_text(text: str, limit: int) -> str:
     """Fit ``text`` to a Text space: every character as it is (lone surrogates, which UTF-8
     cannot carry, written as ``\\udcXX``), cut past ``limit``."""
@@ -142,6 +164,12 @@ class StaminaEnv(gym.Env[dict, str]):
     with names found in the agent's repository and the real output of the turn's
     reproduction script on the agent's code.
 
+    A curriculum knob: ``reset(seed=..., options={"start_turn": k})`` begins at turn ``k``
+    (1-based) on the reference solution of turns ``1..k-1`` (their reference patches under
+    the episode's params, one commit per turn as the oracle's submits leave them), with
+    those turns' tests in force as regressions and their memory probes bound; the seed's
+    draws (paraphrases, params, regression sample) are those of the episode from turn 1.
+
     ## Episode End
     Terminated after the last turn's submit. Truncated when a budget runs out: steps in
     a turn (``budgets.max_steps_per_turn``), the episode's wall clock
@@ -200,6 +228,8 @@ class StaminaEnv(gym.Env[dict, str]):
         self.action_space = UnicodeText(MAX_ACTION_CHARS, charset=CHARSET)
         self._root: Path | None = None
         self._workspace: Workspace | None = None
+        self._reference_commits: dict[tuple, list[str]] = {}
+        """(repository generation, params) -> commits of the reference's turns laid so far."""
         self._sandbox: Sandbox | None = None
         self._reviewer: Reviewer | None = None
         self._stager = ThreadPoolExecutor(1, thread_name_prefix="grading-stage")
@@ -214,6 +244,7 @@ class StaminaEnv(gym.Env[dict, str]):
     # -- the MDP --------------------------------------------------------------------------
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
+        start = _start_turn(options, len(self.turns))
         super().reset(seed=seed)
         workspace = self._ensure_workspace()
         workspace.reset()
@@ -228,9 +259,16 @@ class StaminaEnv(gym.Env[dict, str]):
         self._regression_seed = int(self.np_random.integers(2**63))  # drawn last: earlier draws keep their values
         self._prompts: dict[int, str] = {}
         self._discard_staged()
-        self._begin_turn()
-        observation = self._observe(_intro())
-        return observation, {"turn": 1, "variants": list(self._variants), "params": dict(self._params)}
+        intro = _intro()
+        if start > 1:  # the reference solution of the turns before, as the oracle would have left it
+            self._lay_reference(start - 1)
+            self._start_turn_at(start - 1, frozenset(self.task.regression_ids(start)))
+            intro += (f"\n\nThis episode starts at request {start}: the repository holds the reference solution "
+                      f"of requests 1-{start - 1}.")  # fmt: skip
+        else:
+            self._begin_turn()
+        observation = self._observe(intro)
+        return observation, {"turn": start, "start_turn": start, "variants": list(self._variants), "params": dict(self._params)}
 
     def step(self, action: str | dict) -> tuple[dict, float, bool, bool, dict]:
         if self._turn is None:
@@ -367,13 +405,11 @@ class StaminaEnv(gym.Env[dict, str]):
         return regression, job
 
     def _discard_staged(self) -> None:
+        """Drop the grading folder being made, once it is made (without waiting for it)."""
         if self._staging is not None:
             job = self._staging[2]
             self._staging = None
-            try:
-                job.result().discard()
-            except Exception:  # noqa: BLE001 - a folder that failed to be made leaves nothing to discard
-                pass
+            job.add_done_callback(_discard_folder)
 
     def _regression_to_run(self, index: int, in_force: tuple[str, ...]) -> tuple[str, ...]:
         """The regression tests this submit reruns: all of them, or whole test files drawn
@@ -432,17 +468,40 @@ class StaminaEnv(gym.Env[dict, str]):
             raise RuntimeError("restore() needs a freshly reset episode")
         if not 0 < turn < len(self.turns) or len(patches) != turn:
             raise ValueError(f"restore to turn {turn} of {len(self.turns)} needs {turn} patches, got {len(patches)}")
-        workspace, commits = self._workspace, []
-        for index, patch in enumerate(patches):
-            if patch.strip():
-                workspace.git("apply", "--whitespace=nowarn", "--binary", "-", input=patch)
-            commits.append(workspace.commit(f"turn {self.turns[index].index}"))
+        commits = self._lay_turns(patches)
+        self._start_turn_at(turn, frozenset(passing))
+        self._started = time.monotonic() - elapsed_s
+        return self._observe(output), commits
+
+    def _lay_turns(self, patches: list[str]) -> list[str]:
+        """Commit ``patches`` as the submits of the first turns would (one commit per turn,
+        with its message) and lay the last in the work tree; returns the commit ids."""
+        return self._workspace.lay_commits(patches, [f"turn {turn.index}" for turn in self.turns[: len(patches)]])
+
+    def _lay_reference(self, turns: int) -> None:
+        """The reference solution of the first ``turns`` turns in the work tree, committed
+        turn by turn; the commits of earlier episodes with the same params are reused while
+        the repository holds them."""
+        workspace = self._workspace
+        key = (workspace.generation, tuple(sorted(self._params.items())))
+        laid = self._reference_commits.setdefault(key, [])
+        if len(laid) < turns:
+            if laid:
+                workspace.checkout(laid[-1])
+            patches = [self.task.reference_patch(turn, self._params) for turn in self.turns[len(laid) : turns]]
+            messages = [f"turn {turn.index}" for turn in self.turns[len(laid) : turns]]
+            laid += workspace.lay_commits(patches, messages)
+        else:
+            workspace.checkout(laid[turns - 1])
+
+    def _start_turn_at(self, turn: int, passing: frozenset[str]) -> None:
+        """Begin ``turn`` (0-based) on the tree as it is, ``passing`` the tests that passed
+        at the last submit."""
+        workspace = self._workspace
         self._sandbox.prepare(workspace.path)
         self._reviewer.resume_from(workspace.path, submits=turn)
-        self._turn, self._turn_start, self._passing = turn, workspace.head(), frozenset(passing)
-        self._started = time.monotonic() - elapsed_s
+        self._turn, self._turn_start, self._passing = turn, workspace.head(), passing
         self._begin_turn()
-        return self._observe(output), commits
 
     def score_terms(self, scores: dict[str, float | None], grade: Grade) -> dict[str, float]:
         """The dialogue's part of a submit's reward: C, P and G by their weights."""

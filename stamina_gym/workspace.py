@@ -121,6 +121,8 @@ class Workspace:
         self._blobs: dict[tuple, tuple[bytes, str]] = {}
         self._lines: dict[tuple, int] = {}
         self._staged: tuple | None = None
+        self.generation = 0
+        """Counts the times the repository was made anew (commits of an older one are gone)."""
         """What the index was last made from (every walked entry's path and lstat), while
         nothing but ``stage`` has written the index: a tree that walks the same again is
         staged already, and three git processes are saved."""
@@ -206,6 +208,7 @@ class Workspace:
         (self.git_dir / "info").mkdir(exist_ok=True)
         (self.git_dir / "info" / "attributes").write_text(_NEUTRAL_ATTRIBUTES, encoding="utf-8")
         self._blobs.clear()
+        self.generation += 1
         self.stage()
         seed = self.git("commit-tree", "-m", "seed", self.git("write-tree").stdout.strip()).stdout.strip()
         self.git("update-ref", "HEAD", seed)
@@ -224,6 +227,27 @@ class Workspace:
         commit = self.git("commit-tree", "-p", "HEAD", "-m", message, tree).stdout.strip()
         self.git("update-ref", "HEAD", commit)
         return commit
+
+    def lay_commits(self, patches: list[str], messages: list[str]) -> list[str]:
+        """Commit each patch on top of the last, as ``commit`` would after applying it to
+        the work tree, but through the index alone (no tree walk per patch); then make the
+        work tree the last commit. Returns the commit ids; raises ``PatchError`` on a patch
+        that does not apply."""
+        commits, parent = [], self.head()
+        start = parent
+        for patch, message in zip(patches, messages):
+            if patch.strip():
+                try:
+                    self.git("apply", "--cached", "--whitespace=nowarn", "--binary", "-", input=patch)
+                except GitError as exc:
+                    self.checkout(start)
+                    raise PatchError(f"the patch of {message!r} does not apply: {exc}") from None
+            tree = self.git("write-tree").stdout.strip()
+            parent = self.git("commit-tree", "-p", parent, "-m", message, tree).stdout.strip()
+            commits.append(parent)
+        if commits:
+            self.checkout(commits[-1])  # the branch too
+        return commits
 
     def checkout(self, rev: str) -> None:
         """Make the work tree exactly ``rev`` (a turn's commit or ``seed``), and the

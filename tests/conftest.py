@@ -32,6 +32,8 @@ def pytest_collection_modifyitems(config, items):
         item.add_marker(pytest.mark.xdist_group(shared[0] if shared else item.nodeid.split("::")[0]))
     if config.pluginmanager.hasplugin("xdist") and getattr(config.option, "numprocesses", None):
         items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _own_reference_quality_folder(tmp_path_factory):
     """The reference's quality is kept in a folder of this run, not in the user's cache."""

@@ -129,3 +129,28 @@ def test_command_agent_that_hangs_is_stopped(tmp_path):
 def test_unknown_agent_gets_did_you_mean():
     with pytest.raises(ConfigError, match="did you mean 'oracle'"):
         make_agent("oracel")
+
+
+@pytest.mark.slow
+def test_a_start_at_turn_50_is_the_oracles_state_after_49_turns(todo_oracle_episode):
+    """``reset(options={"start_turn": 50})`` lays the reference of turns 1-49 as the
+    oracle's submits left them (the same commit), and turn 50 is graded as in the episode."""
+    records = todo_oracle_episode.lines("turns.jsonl")
+    env = gym.make("StaminaTodo-v0")
+    try:
+        observation, info = env.reset(seed=0, options={"start_turn": 50})
+        inner = env.unwrapped
+        assert info["turn"] == info["start_turn"] == 50 and int(observation["turn"]) == 49
+        assert inner.workspace.head() == records[48]["commit"]
+        agent = make_agent("oracle")
+        agent.reset(env)
+        while True:
+            observation, reward, terminated, truncated, info = env.step(agent.act(observation))
+            if "grade" in info:
+                break
+        grade, recorded = info["grade"], records[49]
+        assert info["commit"] == recorded["commit"] and grade["passed"] == grade["total"] == recorded["grade"]["total"]
+        assert grade["regression_in_force"] == recorded["grade"]["regression_in_force"] > 0
+        assert info["reward_terms"] == recorded["reward_terms"]
+    finally:
+        env.close()

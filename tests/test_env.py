@@ -191,3 +191,40 @@ def test_reward_terms_of_a_full_episode(env):
     assert terminated and not truncated
     assert [reward for reward, _ in rewards] == [pytest.approx(total - 0.001) for _, total in rewards]
     assert observation["prompt"] == ""
+
+
+def test_an_episode_can_start_at_a_later_turn_on_the_reference_state():
+    env = mini_env()
+    try:
+        seed_tree = env.reset(seed=3)[0]["repo"]
+        observation, info = env.reset(seed=3, options={"start_turn": 2})
+        assert info["turn"] == 2 and int(observation["turn"]) == 1 and "mul" in observation["prompt"]
+        assert "starts at request 2" in observation["output"] and observation["repo"] != seed_tree
+        assert "def add(a, b)" in (env.workspace.path / "calc" / "__init__.py").read_text()
+        first = env.workspace.head()
+        act(env, tool="apply_patch", patch=env.turns[1].reference_patch)
+        _, reward, info = act(env, tool="submit")
+        grade = info["grade"]
+        assert grade["passed"] == grade["total"] > 0 and grade["regression_in_force"] == len(env.turns[0].test_ids)
+        assert set(grade["regression_tests"].values()) == {"passed"} and info["reward_terms"]["regression"] == 0
+        assert env.reset(seed=3, options={"start_turn": 2})[1]["turn"] == 2 and env.workspace.head() == first  # laid again
+        act(env, tool="write_file", path="calc/__init__.py", content="")  # breaks turn 1's feature
+        _, _, info = act(env, tool="submit")
+        assert len(info["grade"]["newly_broken"]) == len(env.turns[0].test_ids) and info["reward_terms"]["regression"] < 0
+        observation, info = env.reset(seed=3)
+        assert info["turn"] == 1 and observation["repo"] == seed_tree
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"start_turn": 0}, "start_turn must be a turn number from 1 to 2, got 0"),
+    ({"start_turn": 3}, "from 1 to 2, got 3"),
+    ({"start_turn": "2"}, "got '2'"),
+    ({"start_turn": True}, "got True"),
+    ({"start": 2}, "unknown reset option(s) 'start'; the env takes 'start_turn'"),
+])  # fmt: skip
+def test_bad_reset_options_are_named(env, options, message):
+    with pytest.raises(ValueError) as caught:
+        env.reset(seed=0, options=options)
+    assert message in str(caught.value)

@@ -139,9 +139,9 @@ class Reviewer:
         """Continue an episode restored after ``submits`` turns: ``tree`` is the state the
         next turn's quality is measured against."""
         self._pending = None
-        if self.config.enabled:
-            self._before = self.meter.measure(tree)
+        if self.config.enabled:  # the reference first: its kept analysis serves a tree that is the reference's
             self._reference_before = self._pool.submit(self._reference.snapshot, submits).result()
+            self._before = self.meter.measure(tree)
         self._submits = submits
 
     def prefetch(self, last: bool) -> None:
