@@ -6,7 +6,8 @@ First a table of the speed goals: the submits of an oracle episode at sampled tu
 (41-49, 51-59) and at full-regression turns (10, 50, 100), each against bare ``python -m
 pytest`` of the same tests on a copy of the same tree, run right after it; the whole
 episode; ``run_tests`` on the 20-turn state against bare pytest on the same tree; a
-``run`` step of ``python -c pass`` against that command without a sandbox; the resident
+``run`` step of ``python -c pass`` against that command without a sandbox; a reset that
+starts at turn 50 against a plain reset (both of a new env with a new seed); the resident
 memory of one process holding 1 and 4 envs (``--goals`` stops there). Then one table: medians of reset, a read_file step, a submit (grading) and a whole
 oracle episode (with the env's settings, and again rerunning every earlier test and pylint
 at every submit), next to what they are compared with (copying the seed with
@@ -137,6 +138,14 @@ def goal_rows(env_id: str, n: int) -> list[tuple[str, float, str, float | None]]
         steps.append(timed(lambda: env.step({"tool": "run", "command": f"{sys.executable} -c pass"})))
         starts.append(timed(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True)))
     env.close()
+    # A start at turn 50 (a new env each time, a new seed: new params, nothing laid before)
+    # against a plain reset of a new env.
+    later, plain = [], []
+    for i in range(n):
+        for options, samples in (({"start_turn": 50}, later), (None, plain)):
+            env = gym.make(env_id)
+            samples.append(timed(lambda: env.reset(seed=1000 + i, options=options)))
+            env.close()
     median_pair = lambda pairs, i: statistics.median(p[i] for p in pairs) * 1000  # noqa: E731
     return [
         (f"submit, sampled turns 41-49, 51-59 ({len(sampled)})", median_pair(sampled, 0), "bare pytest, same tests and tree", median_pair(sampled, 1)),
@@ -144,6 +153,7 @@ def goal_rows(env_id: str, n: int) -> list[tuple[str, float, str, float | None]]
         ("run_tests step, 20-turn state", median_ms(runs), "bare python -m pytest, same tree", median_ms(bares)),
         ("whole oracle episode", episode_s * 1000, "the goal: one minute", 60_000.0),
         ("run step: python -c pass", median_ms(steps), "python -c pass, no sandbox", median_ms(starts)),
+        ("reset at start_turn 50, new env and seed", median_ms(later), "reset at turn 1, new env and seed", median_ms(plain)),
     ]  # fmt: skip
 
 

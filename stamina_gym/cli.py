@@ -240,6 +240,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
         env_kwargs={"max_turns": args.turns} if args.turns else {},
         tasks=tuple(os.path.abspath(t) for t in args.tasks),
         grading_cache=cache,
+        start_turn=None if not args.start_turn else (args.start_turn[0] if len(args.start_turn) == 1 else tuple(args.start_turn)),
     )
     out = Path(args.out or f"runs/collect-{args.env}-{args.agent}-{time.strftime('%Y%m%d-%H%M%S')}")
     where = f"ray {args.ray}" if args.ray else ("local ray" if backend == "ray" else backend)
@@ -424,6 +425,9 @@ def build_parser() -> argparse.ArgumentParser:
     col.add_argument("--agent-arg", action="append", default=[], metavar="KEY=VALUE", help="agent constructor argument")
     col.add_argument("--env", default="StaminaTodo-v0")
     col.add_argument("--episodes", type=int, default=4)
+    col.add_argument("--start-turn", type=int, nargs="+", metavar="TURN",
+                     help="begin each episode at this turn on the reference state of the turns before; several: "
+                          "each episode draws one (a curriculum over the project)")
     col.add_argument("--workers", type=int, default=1, help="parallel workers, each holding one env (default 1)")
     col.add_argument("--ray", metavar="ADDRESS", help="Ray cluster address (e.g. auto or ray://host:10001); "
                      "without it, more than one worker starts a local Ray")

@@ -51,8 +51,9 @@ def _discard_folder(job: Future) -> None:
         pass
 
 
-def _start_turn(options: dict | None, turns: int) -> int:
-    """The 1-based turn ``reset``'s ``options`` start the episode at (1 without options)."""
+def _start_turn(options: dict | None, turns: int, rng: np.random.Generator) -> int:
+    """The 1-based turn ``reset``'s ``options`` start the episode at (1 without options);
+    a list of turns is a distribution: ``rng`` draws one."""
     if options is None:
         return 1
     if not isinstance(options, dict):
@@ -61,9 +62,13 @@ def _start_turn(options: dict | None, turns: int) -> int:
     if unknown:
         raise ValueError(f"unknown reset option(s) {', '.join(map(repr, unknown))}; the env takes 'start_turn'")
     start = options.get("start_turn", 1)
-    if isinstance(start, bool) or not isinstance(start, (int, np.integer)) or not 1 <= int(start) <= turns:
-        raise ValueError(f"start_turn must be a turn number from 1 to {turns}, got {start!r}")
-    return int(start)
+    choices = list(start) if isinstance(start, (list, tuple)) else [start]
+    for choice in choices:
+        if isinstance(choice, bool) or not isinstance(choice, (int, np.integer)) or not 1 <= int(choice) <= turns:
+            raise ValueError(f"start_turn must be a turn number from 1 to {turns} (or a list of them), got {choice!r}")
+    if not choices:
+        raise ValueError("start_turn is an empty list: give a turn number, or turns to draw one from")
+    return int(choices[int(rng.integers(len(choices)))]) if len(choices) > 1 else int(choices[0])
 
 
 def to_text(text: str, limit: int) -> str:
@@ -165,7 +170,7 @@ class StaminaEnv(gym.Env[dict, str]):
     reproduction script on the agent's code.
 
     A curriculum knob: ``reset(seed=..., options={"start_turn": k})`` begins at turn ``k``
-    (1-based) on the reference solution of turns ``1..k-1`` (their reference patches under
+    (1-based; a list of turns: the seed draws one) on the reference solution of turns ``1..k-1`` (their reference patches under
     the episode's params, one commit per turn as the oracle's submits leave them), with
     those turns' tests in force as regressions and their memory probes bound; the seed's
     draws (paraphrases, params, regression sample) are those of the episode from turn 1.
@@ -244,7 +249,7 @@ class StaminaEnv(gym.Env[dict, str]):
     # -- the MDP --------------------------------------------------------------------------
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
-        start = _start_turn(options, len(self.turns))
+        _start_turn(options, len(self.turns), np.random.default_rng(0))  # bad options fail before anything changes
         super().reset(seed=seed)
         workspace = self._ensure_workspace()
         workspace.reset()
@@ -257,6 +262,7 @@ class StaminaEnv(gym.Env[dict, str]):
         self._params = self.task.choose_params(lambda n: int(self.np_random.integers(n)))
         self._reviewer.reset(self._params)
         self._regression_seed = int(self.np_random.integers(2**63))  # drawn last: earlier draws keep their values
+        start = _start_turn(options, len(self.turns), self.np_random)  # a list of turns: drawn after all the rest
         self._prompts: dict[int, str] = {}
         self._discard_staged()
         intro = _intro()

@@ -218,8 +218,9 @@ def test_an_episode_can_start_at_a_later_turn_on_the_reference_state():
 
 
 @pytest.mark.parametrize("options, message", [
-    ({"start_turn": 0}, "start_turn must be a turn number from 1 to 2, got 0"),
-    ({"start_turn": 3}, "from 1 to 2, got 3"),
+    ({"start_turn": 0}, "start_turn must be a turn number from 1 to 2 (or a list of them), got 0"),
+    ({"start_turn": [1, 3]}, "(or a list of them), got 3"),
+    ({"start_turn": []}, "start_turn is an empty list"),
     ({"start_turn": "2"}, "got '2'"),
     ({"start_turn": True}, "got True"),
     ({"start": 2}, "unknown reset option(s) 'start'; the env takes 'start_turn'"),
@@ -228,3 +229,15 @@ def test_bad_reset_options_are_named(env, options, message):
     with pytest.raises(ValueError) as caught:
         env.reset(seed=0, options=options)
     assert message in str(caught.value)
+
+
+def test_a_list_of_start_turns_is_drawn_from_and_keeps_the_seeds_other_draws():
+    env = mini_env()
+    try:
+        plain = env.reset(seed=5)[1]
+        starts = {env.reset(seed=seed, options={"start_turn": [1, 2]})[1]["turn"] for seed in range(12)}
+        assert starts == {1, 2}
+        drawn = env.reset(seed=5, options={"start_turn": [1, 2]})[1]
+        assert drawn["variants"] == plain["variants"] and drawn["params"] == plain["params"]
+    finally:
+        env.close()

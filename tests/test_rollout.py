@@ -218,3 +218,14 @@ def test_collect_command_exports_a_minari_dataset_that_moves(tmp_path, monkeypat
     finally:
         env.close()
         recovered.close()
+
+
+def test_collect_starts_each_episode_at_a_drawn_turn(tmp_path, capsys):
+    out = tmp_path / "run"
+    code = main(["collect", "--env", MINI_ID, "--tasks", str(DATA), "--episodes", "4", "--workers", "1", "--start-turn", "1", "2",
+                 "--grading-cache", "none", "--out", str(out)])  # fmt: skip
+    assert code == 0
+    episodes = pq.read_table(out / "episodes.parquet").to_pylist()
+    starts = [e["start_turn"] for e in episodes]
+    assert set(starts) == {1, 2} and all(len(e["turn_rewards"]) == 3 - e["start_turn"] for e in episodes), starts
+    assert all(e["scores"]["turns_solved"] == e["scores"]["turns_graded"] for e in episodes)  # the oracle from there on

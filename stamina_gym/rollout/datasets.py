@@ -18,7 +18,8 @@ the steps, ``stamina_gym.chat.episode_messages``, ``"rebuilt"``; absent message 
 null), ``tools`` (the tool schemas offered, JSON text), ``turn_rewards`` (per turn, the sum
 of *every* step's reward in it: step costs and refused actions included),
 ``submit_rewards`` (per graded turn, the reward of its submit step alone),
-``turn_failure_classes``, ``scores`` (a struct), ``seed``, ``variants``, ``versions``,
+``turn_failure_classes``, ``scores`` (a struct), ``seed``, ``variants``, ``start_turn``
+(the turn it began at, ``collect --start-turn``), ``versions``,
 ``failure_class``/``failure`` (set when the episode broke), and the operational columns
 ``duration_s``, ``worker``, ``cache_hits``, ``cache_misses``.
 
@@ -80,7 +81,8 @@ def _schemas() -> tuple[Any, Any]:
     episodes = pa.schema(
         [
             ("episode", pa.int64()), ("seed", pa.int64()), ("env_id", pa.string()), ("task", pa.string()),
-            ("agent", pa.string()), ("variants", pa.list_(pa.int32())), ("messages", pa.list_(message)),
+            ("agent", pa.string()), ("variants", pa.list_(pa.int32())), ("start_turn", pa.int32()),
+            ("messages", pa.list_(message)),
             ("messages_source", pa.string()), ("tools", pa.string()),
             ("turn_rewards", pa.list_(pa.float64())), ("submit_rewards", pa.list_(pa.float64())),
             ("turn_failure_classes", pa.list_(pa.string())),

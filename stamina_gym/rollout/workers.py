@@ -41,6 +41,9 @@ class RolloutSpec:
     """Extra task folders (as ``--tasks``), registered in the worker's process."""
     grading_cache: str | None = None
     """Folder of the grading cache shared by the workers of this machine, or None."""
+    start_turn: int | tuple[int, ...] | None = None
+    """Where each episode begins (``reset`` option ``start_turn``): a turn, or turns each
+    episode draws one of; None: turn 1."""
 
 
 def episode_seeds(base_seed: int, count: int) -> list[int]:
@@ -96,7 +99,8 @@ class RolloutWorker:
 
     def run(self, job: tuple[int, int]) -> dict[str, Any]:
         episode, seed = job
-        record = play_episode(self.env, self.agent, episode=episode, seed=seed)
+        options = None if self.spec.start_turn is None else {"start_turn": self.spec.start_turn}
+        record = play_episode(self.env, self.agent, episode=episode, seed=seed, options=options)
         record["worker"] = self.name
         if record["failure_class"] == "infrastructure":
             # The env may be half-broken: the next episode gets a fresh one.
@@ -120,7 +124,7 @@ def _observation(observation: dict[str, Any]) -> dict[str, Any]:
     return {key: (int(value) if key == "turn" else str(value)) for key, value in observation.items()}
 
 
-def play_episode(env: Any, agent: Any, *, episode: int, seed: int) -> dict[str, Any]:
+def play_episode(env: Any, agent: Any, *, episode: int, seed: int, options: dict | None = None) -> dict[str, Any]:
     """Play one episode; never raises for a broken agent or env (see the module doc)."""
     import gymnasium
 
@@ -136,7 +140,7 @@ def play_episode(env: Any, agent: Any, *, episode: int, seed: int) -> dict[str, 
     failure_class, failure = None, None
     variants: list[int] = []
     try:
-        observation, info = env.reset(seed=seed)
+        observation, info = env.reset(seed=seed, options=options)
         variants = list(info.get("variants", []))
         agent.reset(env)
         steps.append(_step_row(0, observation, None, 0.0, False, False, info, int(observation["turn"])))
@@ -172,6 +176,7 @@ def play_episode(env: Any, agent: Any, *, episode: int, seed: int) -> dict[str, 
         "task": inner.task.id,
         "agent": getattr(agent, "name", type(agent).__name__),
         "variants": variants,
+        "start_turn": int(steps[0]["info"].get("start_turn", 1)) if steps else 1,
         "steps": steps,
         # what a model agent really exchanged, else the conversation rebuilt from the steps
         "messages": agent.conversation() if hasattr(agent, "conversation") else episode_messages(steps),
@@ -229,7 +234,7 @@ def _step_row(
 def lost_episode(spec: RolloutSpec, episode: int, seed: int, why: str) -> dict[str, Any]:
     """The record of an episode whose worker died before it could report anything."""
     return {
-        "episode": episode, "seed": seed, "env_id": spec.env_id, "task": "", "agent": spec.agent, "variants": [],
+        "episode": episode, "seed": seed, "env_id": spec.env_id, "task": "", "agent": spec.agent, "variants": [], "start_turn": 1,
         "steps": [], "messages": [], "messages_source": "rebuilt", "tools": "[]", "model_calls": [], "turn_rewards": [],
         "submit_rewards": [], "turn_failure_classes": [],
         "scores": {"total_reward": 0.0, "turns_graded": 0, "turns_solved": 0, "tests_passed": 0, "tests_total": 0, "newly_broken": 0},
