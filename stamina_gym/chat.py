@@ -46,7 +46,7 @@ def action_message(action: Any, call_id: str) -> dict[str, Any]:
     if isinstance(action, str):
         try:
             parsed = json.loads(action)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             parsed = None
     if isinstance(parsed, dict) and isinstance(parsed.get("tool"), str):
         arguments = {k: v for k, v in parsed.items() if k != "tool"}
@@ -62,7 +62,7 @@ def call_action(call: dict[str, Any]) -> dict[str, Any] | str:
     name, arguments = function.get("name"), function.get("arguments") or "{}"
     try:
         args = json.loads(arguments) if isinstance(arguments, str) else arguments
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # the env says what is wrong with it
         return arguments
     if not isinstance(args, dict):
         return arguments if isinstance(arguments, str) else json.dumps(arguments)

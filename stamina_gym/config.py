@@ -374,6 +374,11 @@ class EnvConfig(_Strict):
     """``free``: the agent may refactor anywhere. ``strict``: edits outside the paths a
     turn declares are reported and cost ``reward.out_of_scope`` each."""
 
+    action_format: Literal["json", "tolerant"] = "json"
+    """How a text action is read. ``json``: one JSON object, nothing else. ``tolerant``:
+    a tool call as chat models write it, in prose, a fenced block, ``<tool_call>`` tags,
+    after ``<think>`` (``stamina_gym.action_text``). Dict actions are taken as they are."""
+
     user: UserConfig = UserConfig()
     scores: ScoreConfig = ScoreConfig()
 

@@ -283,7 +283,7 @@ class StaminaEnv(gym.Env[dict, str]):
         reward = -self.config.reward.step_cost
         info: dict[str, Any] = {"turn": self._turn + 1}
         try:
-            tool, args = parse_action(action)
+            tool, args = parse_action(action, self.config.action_format)
             info["tool"] = tool.name
             if tool.fn is None:
                 return self._submit(reward, info)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from stamina_gym import agent_runner, pyast, safetree
+from stamina_gym.action_text import EXAMPLES, NoAction, extract_action
 from stamina_gym.errors import ToolError
 from stamina_gym.sandbox import (
     PYTEST_ENVIRONMENT,
@@ -351,18 +352,24 @@ MAX_ACTION_CHARS = 500_000
 
 
 def _size(value: Any) -> int:
-    """Characters in the strings of a decoded action (keys included)."""
-    if isinstance(value, str):
-        return len(value)
-    if isinstance(value, dict):
-        return sum(_size(k) + _size(v) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return sum(_size(v) for v in value)
-    return 0
+    """Characters in the strings of a decoded action (keys included); a loop, so no
+    nesting depth raises."""
+    total, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += len(item)
+        elif isinstance(item, dict):
+            stack += [*item.keys(), *item.values()]
+        elif isinstance(item, (list, tuple)):
+            stack += item
+    return total
 
 
-def parse_action(action: Any) -> tuple[Tool, dict[str, Any]]:
-    """Validate an action; raises ToolError with a message fit to show the agent."""
+def parse_action(action: Any, action_format: str = "json") -> tuple[Tool, dict[str, Any]]:
+    """Validate an action; raises ToolError with a message fit to show the agent. Text
+    is one JSON object (``action_format="json"``), or, ``"tolerant"``, a tool call as chat
+    models write it (``stamina_gym.action_text``)."""
     if isinstance(action, (bytes, bytearray)):
         action = action.decode("utf-8", "replace")
     size = len(action) if isinstance(action, str) else _size(action)
@@ -370,10 +377,20 @@ def parse_action(action: Any) -> tuple[Tool, dict[str, Any]]:
         raise ToolError(f"the action holds {size:,} characters, past the limit of {MAX_ACTION_CHARS:,}; "
                         "write a large file in parts (write_file, then apply_patch)")  # fmt: skip
     if isinstance(action, str):
+        text = action
         try:
-            action = json.loads(action)
+            action = json.loads(text)
+        except RecursionError:
+            raise ToolError(f"the action nests too deeply to be read as JSON; {_USAGE}") from None
         except json.JSONDecodeError as exc:
-            raise ToolError(f"the action is not valid JSON ({exc.msg} at char {exc.pos}); {_USAGE}") from None
+            if action_format != "tolerant":
+                raise ToolError(f"the action is not valid JSON ({exc.msg} at char {exc.pos}); {_USAGE}; {_TOLERANT_HINT}") from None
+            action = None
+        if action_format == "tolerant" and not (isinstance(action, dict) and "tool" in action):
+            try:
+                action = extract_action(text)
+            except NoAction as exc:
+                raise ToolError(f"no tool call found: {exc}; write {EXAMPLES['tolerant']}") from None
     if not isinstance(action, dict):
         raise ToolError(f"the action must be a JSON object; {_USAGE}")
     name = action.get("tool")
@@ -399,6 +416,7 @@ def parse_action(action: Any) -> tuple[Tool, dict[str, Any]]:
 
 
 _USAGE = 'write for example {"tool": "read_file", "path": "README.md"}'
+_TOLERANT_HINT = "(an env made with action_format='tolerant' also reads prose, ```json blocks and <tool_call> tags)"
 
 
 _JSON_TYPES: dict[Any, dict[str, Any]] = {

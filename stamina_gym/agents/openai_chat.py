@@ -239,7 +239,7 @@ class OpenAIChatAgent:
     def _to_action(name: str, arguments: str) -> str | dict[str, Any]:
         try:
             args = json.loads(arguments or "{}")
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             return arguments  # the env answers with what is wrong with the JSON
         if not isinstance(args, dict):
             return json.dumps(args)
