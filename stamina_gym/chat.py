@@ -1,7 +1,8 @@
 """The env as a chat, for LLM RL trainers: OpenAI-format messages in, messages out.
 
-``ChatEnv`` wraps a StaminaEnv. ``reset()`` returns the opening messages (a system message
-with the instructions, a user message with the first request and the repository);
+``ChatEnv`` wraps a StaminaEnv. ``reset()`` returns the opening messages (the chat system prompt,
+which the openai agent sends too, and a user message with the first request and the
+repository);
 ``step(assistant_message)`` takes one assistant message whose ``tool_calls`` (OpenAI
 format: ``{"id", "type": "function", "function": {"name", "arguments": JSON text}}``)
 name env tools, runs each call as one env step, and returns the messages to append (one
@@ -12,7 +13,10 @@ An assistant message without tool calls is one env step whose action is its text
 model that writes the JSON action as plain text works too; any other text is refused by
 the env (the refusal comes back as a user message and costs the invalid-action charge).
 Calls after a ``submit`` in the same message are not run: the agent reads the next
-request first. ``tools`` is the tool list in the OpenAI format, for the model's request.
+request first. ``tools`` is the tool list in the OpenAI format, for the model's request
+(``ChatEnv(..., strict=True)``: schemas for OpenAI's strict mode). A refusal is worded
+for a chat model: arguments that are not a JSON object are named with what the tool
+takes, and a message without a tool call is told that nothing ran.
 
 ``episode_messages`` turns recorded steps (from any agent) into the same conversation:
 the ``messages`` column of the episode table.
@@ -21,11 +25,13 @@ the ``messages`` column of the episode table.
 from __future__ import annotations
 
 import json
+import string
+from importlib import resources
 from typing import Any, Iterable
 
 import gymnasium as gym
 
-from stamina_gym.tools import openai_tools
+from stamina_gym.tools import TOOLS, openai_tools
 
 def user_message(observation: dict[str, Any]) -> dict[str, Any]:
     """The request of a turn, with the phase and the repository as the env shows it."""
@@ -34,9 +40,37 @@ def user_message(observation: dict[str, Any]) -> dict[str, Any]:
     return {"role": "user", "content": text}
 
 
+def chat_system_prompt(phase: str) -> str:
+    """The system prompt of chat mode: the tools come as function calls (the openai agent
+    sends the same one)."""
+    template = resources.files("stamina_gym").joinpath("prompts/openai_system.txt").read_text(encoding="utf-8")
+    return string.Template(template).substitute(phase=phase)
+
+
 def opening_messages(observation: dict[str, Any]) -> list[dict[str, Any]]:
-    """System message (the reset observation's instructions) and the first request."""
-    return [{"role": "system", "content": observation["output"]}, user_message(observation)]
+    """The chat system prompt and the first request (with the reset's note on where the
+    episode starts, when it starts later in the project)."""
+    first = user_message(observation)
+    note = observation["output"].partition("\n\nThis episode starts at request ")
+    if note[1]:
+        first["content"] = f"This episode starts at request {note[2]}\n\n{first['content']}"
+    return [{"role": "system", "content": chat_system_prompt(observation["phase"])}, first]
+
+
+def _chat_error(output: str, call: dict[str, Any] | None) -> str:
+    """An env refusal as a chat model can act on it: in terms of tool calls."""
+    if not output.startswith("error:"):
+        return output
+    if call is None:
+        return (f"{output}\n(This message had no tool call, so nothing ran: call one of the tools you are given, "
+                "and submit when the request is done.)")  # fmt: skip
+    function = call.get("function") or {}
+    tool = TOOLS.get(function.get("name"))
+    if tool is not None and ("not valid JSON" in output or "must be a JSON object" in output):
+        takes = ", ".join(f"{k} ({'required' if p.required else 'optional'})" for k, p in tool.params.items())
+        return (f"error: the arguments of {tool.name} are not a JSON object: pass them as one; "
+                + (f"it takes {takes}" if takes else "it takes none: {}"))  # fmt: skip
+    return output
 
 
 def action_message(action: Any, call_id: str) -> dict[str, Any]:
@@ -98,9 +132,10 @@ class ChatEnv:
     """A StaminaEnv (an instance, or an env id with ``gym.make`` keyword arguments)
     driven by OpenAI-format chat messages. ``messages`` holds the whole conversation."""
 
-    def __init__(self, env: gym.Env | str, **make_kwargs: Any) -> None:
+    def __init__(self, env: gym.Env | str, *, strict: bool = False, **make_kwargs: Any) -> None:
         self.env = gym.make(env, **make_kwargs) if isinstance(env, str) else env
-        self.tools = openai_tools()
+        self.tools = openai_tools(strict=strict)
+        """The tools for the model's request (``strict``: schemas for OpenAI's strict mode)."""
         self.messages: list[dict[str, Any]] = []
         self.done = True
 
@@ -124,7 +159,7 @@ class ChatEnv:
             observation, r, terminated, truncated, info = self.env.step(assistant_message.get("content") or "")
             reward, done = r, terminated or truncated
             infos.append(info)
-            new += [{"role": "user", "content": observation["output"]}, *_after_step(observation, info, done)]
+            new += [{"role": "user", "content": _chat_error(observation["output"], None)}, *_after_step(observation, info, done)]
         submitted, pending = False, []
         for index, call in enumerate(calls):
             call_id = call.get("id") or f"call_{index}"
@@ -136,7 +171,7 @@ class ChatEnv:
             reward += r
             infos.append(info)
             submitted = "grade" in info
-            new.append({"role": "tool", "tool_call_id": call_id, "content": observation["output"]})
+            new.append({"role": "tool", "tool_call_id": call_id, "content": _chat_error(observation["output"], call)})
             pending = _after_step(observation, info, terminated or truncated)
         new += pending
         self.done = terminated or truncated

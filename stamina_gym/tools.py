@@ -399,7 +399,7 @@ def parse_action(action: Any, action_format: str = "json") -> tuple[Tool, dict[s
         hint = f" did you mean {close[0]!r}?" if close else ""
         raise ToolError(f"unknown tool {name!r};{hint} tools: {', '.join(TOOLS)}")
     tool = TOOLS[name]
-    args = {k: v for k, v in action.items() if k != "tool"}
+    args = _from_strict({k: v for k, v in action.items() if k != "tool"}, tool)
     unknown = sorted(set(args) - set(tool.params))
     if unknown:
         raise ToolError(f"{name}: unknown argument(s) {', '.join(unknown)}; it takes {', '.join(tool.params) or 'none'}")
@@ -430,8 +430,12 @@ _JSON_TYPES: dict[Any, dict[str, Any]] = {
 }
 
 
-def openai_tools() -> list[dict[str, Any]]:
-    """Every tool as an OpenAI function-tool schema (chat-completions ``tools``)."""
+def openai_tools(strict: bool = False) -> list[dict[str, Any]]:
+    """Every tool as an OpenAI function-tool schema (chat-completions ``tools``). With
+    ``strict``, schemas for OpenAI's strict mode (``"strict": true``): every property is
+    required, an optional one may be null (null means absent), every object closes its
+    properties, and a free-form map (``summarize``'s requirements) is a list of
+    ``{"key", "value"}`` pairs; ``parse_action`` reads both forms."""
     schema = []
     for tool in TOOLS.values():
         properties = {}
@@ -445,8 +449,54 @@ def openai_tools() -> list[dict[str, Any]]:
             "required": [name for name, param in tool.params.items() if param.required],
             "additionalProperties": False,
         }
-        schema.append({"type": "function", "function": {"name": tool.name, "description": tool.doc, "parameters": parameters}})
+        function = {"name": tool.name, "description": tool.doc, "parameters": _strict(parameters) if strict else parameters}
+        schema.append({"type": "function", "function": {**function, **({"strict": True} if strict else {})}})
     return schema
+
+
+def _strict(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` in the form OpenAI's strict mode accepts (see ``openai_tools``)."""
+    schema = dict(schema)
+    if schema.get("type") == "object" and isinstance(schema.get("additionalProperties"), dict):
+        pair = {"key": {"type": "string"}, "value": _strict(schema["additionalProperties"])}
+        return {"type": "array", "items": {"type": "object", "properties": pair, "required": ["key", "value"],
+                                           "additionalProperties": False},
+                **({"description": schema["description"]} if "description" in schema else {})}  # fmt: skip
+    if "properties" in schema:
+        required = set(schema.get("required", ()))
+        schema["properties"] = {
+            name: _strict(sub) if name in required else _nullable(_strict(sub)) for name, sub in schema["properties"].items()
+        }
+        schema["required"] = list(schema["properties"])
+        schema["additionalProperties"] = False
+    if "items" in schema:
+        schema["items"] = _strict(schema["items"])
+    if "anyOf" in schema:
+        schema["anyOf"] = [_strict(option) for option in schema["anyOf"]]
+    return schema
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(schema.get("type"), str):
+        return {**schema, "type": [schema["type"], "null"]}
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def _from_strict(args: dict[str, Any], tool: Tool) -> dict[str, Any]:
+    """Arguments as strict-mode schemas send them, in the plain form: a null is an absent
+    argument (in a plan step's object too), a list of key/value pairs for a map is the map."""
+    out = {}
+    for key, value in args.items():
+        if value is None:
+            continue
+        param = tool.params.get(key)
+        if param is not None and param.type is dict and isinstance(value, list) and all(
+                isinstance(v, dict) and set(v) == {"key", "value"} for v in value):  # fmt: skip
+            value = {v["key"]: v["value"] for v in value}
+        elif isinstance(value, list):
+            value = [{k: v for k, v in item.items() if v is not None} if isinstance(item, dict) else item for item in value]
+        out[key] = value
+    return out
 
 
 def describe_tools() -> str:

@@ -88,9 +88,12 @@ def test_text_messages_and_bad_calls_are_answered_not_raised(chat):
     assert reward == pytest.approx(-0.001)
     new, reward, done, _ = chat.step(assistant(content="I think we should add a function."))
     assert new[0]["content"].startswith("error: the action is not valid JSON") and reward == pytest.approx(-0.011)
+    assert "had no tool call, so nothing ran" in new[0]["content"]  # said in terms of tool calls
     bad_args = {"id": "z1", "type": "function", "function": {"name": "read_file", "arguments": "{path: README"}}
     new, reward, _, _ = chat.step(assistant(bad_args, call("z2", "read_fil", path="README.md")))
-    assert new[0]["content"].startswith("error: the action is not valid JSON")
+    assert new[0]["content"] == ("error: the arguments of read_file are not a JSON object: pass them as one; "
+                                 "it takes path (required), start (optional), end (optional)")
+    assert '{"tool"' not in new[0]["content"]
     assert "did you mean 'read_file'" in new[1]["content"] and reward == pytest.approx(-0.022)
     with pytest.raises(ValueError, match="one assistant message"):
         chat.step({"role": "user", "content": "hi"})
@@ -121,3 +124,51 @@ def test_non_ascii_text_reaches_the_model_as_it_is(chat):
     read, ran = (m["content"] for m in new if m["role"] == "tool")
     assert text.strip() in read and text in ran and "\\u" not in read + ran
     assert text in json.loads(json.dumps(chat.messages, ensure_ascii=False))[-1]["content"]
+
+
+def _strict_mode_problems(schema: dict, where: str) -> list[str]:
+    """What OpenAI's strict mode (structured outputs) refuses in a schema: an object that
+    does not list every property as required or leaves additionalProperties open."""
+    problems = []
+    if schema.get("type") == "object" or "properties" in schema:
+        if schema.get("additionalProperties") is not False:
+            problems.append(f"{where}: additionalProperties is not false")
+        if sorted(schema.get("required", [])) != sorted(schema.get("properties", {})):
+            problems.append(f"{where}: not every property is required")
+    for name, sub in schema.get("properties", {}).items():
+        problems += _strict_mode_problems(sub, f"{where}.{name}")
+    if isinstance(schema.get("items"), dict):
+        problems += _strict_mode_problems(schema["items"], f"{where}[]")
+    for i, option in enumerate(schema.get("anyOf", [])):
+        problems += _strict_mode_problems(option, f"{where}|{i}")
+    return problems
+
+
+def test_strict_schemas_pass_strict_mode_and_their_calls_read_as_plain_ones():
+    plain = openai_tools()
+    assert any(_strict_mode_problems(t["function"]["parameters"], t["function"]["name"]) for t in plain)  # the checker bites
+    strict = openai_tools(strict=True)
+    for tool in strict:
+        assert tool["function"]["strict"] is True
+        assert _strict_mode_problems(tool["function"]["parameters"], tool["function"]["name"]) == []
+    # what a strict-mode model sends (nulls for absent, key/value pairs for a map) means the plain call
+    from stamina_gym.tools import parse_action
+
+    pairs = {"tool": "summarize", "requirements": [{"key": "sort", "value": "by due date"}]}
+    assert parse_action(pairs)[1] == {"requirements": {"sort": "by due date"}}
+    assert parse_action({"tool": "read_file", "path": "a.py", "start": None, "end": None})[1] == {"path": "a.py"}
+    step = {"description": "add the field", "details": None, "depends_on": None}
+    assert parse_action({"tool": "plan", "steps": [step]})[1] == {"steps": [{"description": "add the field"}]}
+
+
+def test_chat_mode_speaks_of_tool_calls(chat):
+    messages = chat.reset(seed=0)
+    assert '{"tool"' not in messages[0]["content"] and "Call submit" in messages[0]["content"]
+    adapter = ChatEnv(mini_env(), strict=True)
+    try:
+        assert all(t["function"]["strict"] for t in adapter.tools)
+        adapter.reset(seed=0)
+        new, *_ = adapter.step(assistant(call("s1", "read_file", path="calc/__init__.py", start=None, end=None)))
+        assert "lines 1-1 of 1" in new[0]["content"]
+    finally:
+        adapter.close()

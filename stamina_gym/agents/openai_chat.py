@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import string
-from importlib import resources
 from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
@@ -136,9 +134,10 @@ class OpenAIChatAgent:
 
     def reset(self, env: Any) -> None:
         self._reset_state()
-        template = resources.files("stamina_gym").joinpath("prompts/openai_system.txt").read_text(encoding="utf-8")
+        from stamina_gym.chat import chat_system_prompt
+
         phase = env.unwrapped.task.phase(1) if hasattr(env, "unwrapped") else "main"
-        self._system = {"role": "system", "content": string.Template(template).substitute(phase=phase)}
+        self._system = {"role": "system", "content": chat_system_prompt(phase)}
 
     # -- the loop -----------------------------------------------------------------------
 
