@@ -103,7 +103,7 @@ def call_action(call: dict[str, Any]) -> dict[str, Any] | str:
     return {**args, "tool": name}
 
 
-def _after_step(observation: dict[str, Any], info: dict[str, Any], done: bool) -> list[dict[str, Any]]:
+def after_step(observation: dict[str, Any], info: dict[str, Any], done: bool) -> list[dict[str, Any]]:
     """A new request follows a submit that did not end the episode."""
     return [user_message(observation)] if "grade" in info and not done else []
 
@@ -124,7 +124,7 @@ def episode_messages(steps: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
             messages.append({"role": "tool", "tool_call_id": message["tool_calls"][0]["id"], "content": observation["output"]})
         else:
             messages.append({"role": "user", "content": observation["output"]})
-        messages += _after_step(observation, step["info"], step["terminated"] or step["truncated"])
+        messages += after_step(observation, step["info"], step["terminated"] or step["truncated"])
     return messages
 
 
@@ -159,7 +159,7 @@ class ChatEnv:
             observation, r, terminated, truncated, info = self.env.step(assistant_message.get("content") or "")
             reward, done = r, terminated or truncated
             infos.append(info)
-            new += [{"role": "user", "content": _chat_error(observation["output"], None)}, *_after_step(observation, info, done)]
+            new += [{"role": "user", "content": _chat_error(observation["output"], None)}, *after_step(observation, info, done)]
         submitted, pending = False, []
         for index, call in enumerate(calls):
             call_id = call.get("id") or f"call_{index}"
@@ -172,7 +172,7 @@ class ChatEnv:
             infos.append(info)
             submitted = "grade" in info
             new.append({"role": "tool", "tool_call_id": call_id, "content": _chat_error(observation["output"], call)})
-            pending = _after_step(observation, info, terminated or truncated)
+            pending = after_step(observation, info, terminated or truncated)
         new += pending
         self.done = terminated or truncated
         self.messages += new
