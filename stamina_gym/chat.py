@@ -33,6 +33,63 @@ import gymnasium as gym
 
 from stamina_gym.tools import TOOLS, openai_tools
 
+def estimate_tokens(message: dict[str, Any]) -> int:
+    """Tokens of a message, estimated as characters / 4 (no tokenizer to download)."""
+    return len(json.dumps(message)) // 4 + 4
+
+
+def cut_middle(text: str, limit: int) -> str:
+    """``text`` cut in the middle to ``limit`` characters, with a marker saying how much."""
+    if len(text) <= limit:
+        return text
+    marker = f"\n[... {len(text) - limit} characters cut ...]\n"
+    half = (limit - len(marker)) // 2
+    return text[:half] + marker + text[-half:]
+
+
+Group = list[dict[str, Any]]
+
+
+def fit_context(system: dict[str, Any], history: list[Group], request: dict[str, Any], current: list[Group],
+                budget: int) -> tuple[list[dict[str, Any]], bool]:  # fmt: skip
+    """The context policy of chat mode (ChatEnv and the openai agent): the system prompt
+    and the current request always (the request's middle cut when it alone is past
+    ``budget`` tokens), then the newest whole groups (an assistant message with its tool
+    results) of this turn, then of earlier turns only when all of this turn's fit, so
+    nothing is missing in the middle; the dropped span is one marker message. Returns the
+    messages and whether anything was dropped or cut."""
+    fixed = estimate_tokens(system) + estimate_tokens(request) + 40
+    shown = request
+    if fixed > budget:  # the request alone is too long: cut its middle (the repository listing)
+        room = max(200, (budget - estimate_tokens(system) - 40) * 4 - 200)
+        shown = {**request, "content": cut_middle(request["content"], room)}
+        fixed = estimate_tokens(system) + estimate_tokens(shown) + 40
+    left = budget - fixed
+
+    def newest_that_fit(groups: list[Group]) -> int:
+        nonlocal left
+        taken = 0
+        for group in reversed(groups):
+            cost = sum(map(estimate_tokens, group))
+            if cost > left:
+                break
+            left, taken = left - cost, taken + 1
+        return taken
+
+    new = newest_that_fit(current)
+    old = newest_that_fit(history) if new == len(current) else 0
+    dropped = len(history) - old + len(current) - new
+    messages = [system]
+    if dropped:
+        messages.append({"role": "user", "content": f"[{dropped} earlier message group(s) omitted to fit the context]"})
+    for group in history[len(history) - old :]:
+        messages += group
+    messages.append(shown)
+    for group in current[len(current) - new :]:
+        messages += group
+    return messages, bool(dropped) or shown is not request
+
+
 def user_message(observation: dict[str, Any]) -> dict[str, Any]:
     """The request of a turn, with the phase and the repository as the env shows it."""
     turn = int(observation["turn"]) + 1
@@ -103,6 +160,18 @@ def call_action(call: dict[str, Any]) -> dict[str, Any] | str:
     return {**args, "tool": name}
 
 
+def _groups(messages: list[dict[str, Any]], requests: set[int]) -> list[Group]:
+    """``messages`` as the context policy's groups: each assistant message with the tool
+    results and notes after it, and each request (index in ``requests``) on its own."""
+    groups: list[Group] = []
+    for index, message in enumerate(messages):
+        if index in requests or message.get("role") == "assistant" or not groups:
+            groups.append([message])
+        else:
+            groups[-1].append(message)
+    return groups
+
+
 def after_step(observation: dict[str, Any], info: dict[str, Any], done: bool) -> list[dict[str, Any]]:
     """A new request follows a submit that did not end the episode."""
     return [user_message(observation)] if "grade" in info and not done else []
@@ -132,18 +201,34 @@ class ChatEnv:
     """A StaminaEnv (an instance, or an env id with ``gym.make`` keyword arguments)
     driven by OpenAI-format chat messages. ``messages`` holds the whole conversation."""
 
-    def __init__(self, env: gym.Env | str, *, strict: bool = False, **make_kwargs: Any) -> None:
+    def __init__(self, env: gym.Env | str, *, strict: bool = False, context_tokens: int | None = None,
+                 **make_kwargs: Any) -> None:  # fmt: skip
         self.env = gym.make(env, **make_kwargs) if isinstance(env, str) else env
         self.tools = openai_tools(strict=strict)
         """The tools for the model's request (``strict``: schemas for OpenAI's strict mode)."""
+        self.context_tokens = context_tokens
+        """Token budget of ``context()`` (None: the whole conversation)."""
+        self._requests: list[int] = []
+        """Where in ``messages`` each turn's request is."""
         self.messages: list[dict[str, Any]] = []
         self.done = True
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> list[dict[str, Any]]:
         observation, _ = self.env.reset(seed=seed, options=options)
         self.messages = opening_messages(observation)
+        self._requests = [1]
         self.done = False
         return list(self.messages)
+
+    def context(self) -> list[dict[str, Any]]:
+        """The messages to send the model: the whole conversation, or with
+        ``context_tokens`` what ``fit_context`` keeps of it (the openai agent's policy)."""
+        if self.context_tokens is None or not self._requests:
+            return list(self.messages)
+        at = self._requests[-1]
+        history = _groups(self.messages[1:at], set(i - 1 for i in self._requests))
+        current = _groups(self.messages[at + 1 :], set())
+        return fit_context(self.messages[0], history, self.messages[at], current, self.context_tokens)[0]
 
     def step(self, assistant_message: dict[str, Any]) -> tuple[list[dict[str, Any]], float, bool, dict[str, Any]]:
         if self.done:
@@ -175,6 +260,8 @@ class ChatEnv:
             pending = after_step(observation, info, terminated or truncated)
         new += pending
         self.done = terminated or truncated
+        if (pending or (not calls and new[1:])) and not self.done:
+            self._requests.append(len(self.messages) + len(new) - 1)  # the next request ends the new messages
         self.messages += new
         info = {**(infos[-1] if infos else {}), "steps": infos, "terminated": terminated, "truncated": truncated}
         return new, float(reward), self.done, info

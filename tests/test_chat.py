@@ -172,3 +172,28 @@ def test_chat_mode_speaks_of_tool_calls(chat):
         assert "lines 1-1 of 1" in new[0]["content"]
     finally:
         adapter.close()
+
+
+def test_chat_context_keeps_the_system_prompt_and_the_request_within_a_budget():
+    """ChatEnv trims with the openai agent's policy: the system prompt and the current
+    request always, the newest whole groups, a marker for what was dropped."""
+    from stamina_gym.chat import estimate_tokens
+
+    adapter = ChatEnv(mini_env(), context_tokens=900)
+    try:
+        adapter.reset(seed=0)
+        for n in range(6):
+            adapter.step(assistant(call(f"r{n}", "run", command="printf 'x%.0s' $(seq 1 300)")))
+        adapter.step(assistant(call("p", "apply_patch", patch=adapter.env.unwrapped.turns[0].reference_patch),
+                               call("s", "submit")))  # fmt: skip
+        adapter.step(assistant(call("l", "list_files")))
+        context = adapter.context()
+        request = next(m for m in reversed(adapter.messages) if m["role"] == "user" and m["content"].startswith("Turn 2"))
+        assert context[0] == adapter.messages[0] and request in context
+        assert sum(map(estimate_tokens, context)) <= 900 and len(context) < len(adapter.messages)
+        assert any("omitted to fit the context" in str(m["content"]) for m in context)
+        assert context[-2]["tool_calls"][0]["id"] == "l" and context[-1]["tool_call_id"] == "l"  # the newest group, whole
+        adapter.context_tokens = None
+        assert adapter.context() == adapter.messages
+    finally:
+        adapter.close()

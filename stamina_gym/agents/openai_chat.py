@@ -29,6 +29,7 @@ from typing import Any, Callable
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from stamina_gym.agents import AgentError
+from stamina_gym.chat import cut_middle, estimate_tokens, fit_context
 from stamina_gym.errors import ConfigError
 
 _NUDGE = "Reply with tool calls only. Call submit when this request is done."
@@ -69,16 +70,6 @@ def tool_schema() -> list[dict[str, Any]]:
     return openai_tools()
 
 
-def estimate_tokens(message: dict[str, Any]) -> int:
-    return len(json.dumps(message)) // 4 + 4
-
-
-def _cut_middle(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    marker = f"\n[... {len(text) - limit} characters cut ...]\n"
-    half = (limit - len(marker)) // 2
-    return text[:half] + marker + text[-half:]
 
 
 class OpenAIChatAgent:
@@ -143,7 +134,7 @@ class OpenAIChatAgent:
 
     def act(self, observation: dict[str, Any]) -> str | dict[str, Any]:
         turn = int(observation["turn"])
-        output = _cut_middle(str(observation.get("output", "")), self.config.max_tool_output_chars)
+        output = cut_middle(str(observation.get("output", "")), self.config.max_tool_output_chars)
         if self._pending is not None:
             self._current[-1].append({"role": "tool", "tool_call_id": self._pending, "content": output})
             self._pending = None
@@ -247,41 +238,11 @@ class OpenAIChatAgent:
     # -- context ------------------------------------------------------------------------
 
     def context(self) -> list[dict[str, Any]]:
-        """System prompt + the current request always; then the newest whole groups that fit."""
+        """System prompt + the current request always; then the newest whole groups that
+        fit (``stamina_gym.chat.fit_context``, the policy ChatEnv uses too)."""
         assert self._system is not None and self._request is not None, "reset() and a first observation come first"
-        budget = self.config.context_tokens - self.config.max_reply_tokens
-        request = self._request
-        fixed = estimate_tokens(self._system) + estimate_tokens(request) + 40
-        if fixed > budget:  # the request alone is too long: cut its middle (the repository listing)
-            room = max(200, (budget - estimate_tokens(self._system) - 40) * 4 - 200)
-            request = {**request, "content": _cut_middle(request["content"], room)}
-            fixed = estimate_tokens(self._system) + estimate_tokens(request) + 40
-        left = budget - fixed
-
-        def newest_that_fit(groups: list[list[dict[str, Any]]]) -> int:
-            """How many of the newest groups fit in what is left (and take their room)."""
-            nonlocal left
-            taken = 0
-            for group in reversed(groups):
-                cost = sum(map(estimate_tokens, group))
-                if cost > left:
-                    break
-                left, taken = left - cost, taken + 1
-            return taken
-
-        new = newest_that_fit(self._current)
-        # Earlier turns come in only when the whole current turn fits: no gaps in the middle.
-        old = newest_that_fit(self._history) if new == len(self._current) else 0
-        dropped = len(self._history) - old + len(self._current) - new
-        self._trimmed = bool(dropped) or request is not self._request
-        messages = [self._system]
-        if dropped:
-            messages.append({"role": "user", "content": f"[{dropped} earlier message group(s) omitted to fit the context]"})
-        for group in self._history[len(self._history) - old :]:
-            messages += group
-        messages.append(request)
-        for group in self._current[len(self._current) - new :]:
-            messages += group
+        messages, self._trimmed = fit_context(self._system, self._history, self._request, self._current,
+                                              self.config.context_tokens - self.config.max_reply_tokens)  # fmt: skip
         return messages
 
     def close(self) -> None:
