@@ -26,6 +26,7 @@ from stamina_gym.grading.cache import GradingCache
 from stamina_gym.grading.grade import Grade, grade_run
 from stamina_gym.grading.runner import HiddenRun, run_hidden_tests, stage_tests
 from stamina_gym.packaged import env_spec_files
+from stamina_gym.quality.reference import reference_store
 from stamina_gym.quality.review import Review, Reviewer
 from stamina_gym.sandbox import SANDBOXES, Sandbox
 from stamina_gym.task import load_task
@@ -598,7 +599,11 @@ class StaminaEnv(gym.Env[dict, str]):
             self._root = Path(tempfile.mkdtemp(prefix="stamina-gym-"))
             self._finalizer = weakref.finalize(self, safetree.rmtree, self._root)
             sandbox_cls = SANDBOXES.load(self.config.sandbox.kind)
-            hidden = [self._root, self.task.root, *([self._cache.root] if self._cache else [])]
+            # the analysis caches too: results planted there would be read as the reference's
+            stores = [Path(self.config.quality.cache_dir).expanduser()] if self.config.quality.cache_dir else []
+            if (store := reference_store(self.config.quality)) is not None:
+                stores.append(store.directory)
+            hidden = [self._root, self.task.root, *([self._cache.root] if self._cache else []), *stores]
             self._sandbox = sandbox_cls(self.config.sandbox, hidden=hidden)
             self._warn_untried_python()
             self._workspace = Workspace(self._root / "ws", self.task.seed_dir)

@@ -277,3 +277,31 @@ def test_the_package_is_hidden_inside_a_shown_site_packages(tmp_path, monkeypatc
     assert "cannot import name 'SECRET'" in result.output, result.output  # an empty folder there
     listing = sandbox.run(["ls", "-A", str(package)], mounts=mounts)
     assert listing.ok and listing.output.strip() == "", listing.output
+
+
+def test_the_quality_caches_are_hidden_even_inside_a_shown_folder(tmp_path, monkeypatch):
+    """The reference's kept analysis and the shared analysis cache may sit where the
+    sandbox shows the host (under a shown prefix): the agent's code can neither read
+    them nor plant results in them."""
+    if bwrap_works() is not None:
+        pytest.skip(f"bubblewrap unusable: {bwrap_works()}")
+    shown_root = tmp_path / "shown"
+    stores = {"reference": shown_root / "reference", "analysis": shown_root / "analysis"}
+    for folder in stores.values():
+        folder.mkdir(parents=True)
+        (folder / "planted-before.json").write_text("{}")
+    for folder in (tmp_path, shown_root, *stores.values()):
+        folder.chmod(0o755)
+    shown = local.shown_paths
+    monkeypatch.setattr(local, "shown_paths", lambda: [*shown(), shown_root])
+    env = mini_env(quality={"reference_cache_dir": str(stores["reference"]), "cache_dir": str(stores["analysis"])})
+    try:
+        env.reset(seed=0)
+        for folder in stores.values():
+            output, _, _ = act(env, tool="run", command=f"ls -A {folder}; echo x > {folder}/planted.json; echo done")
+            assert "planted-before" not in output and "done" in output, output
+            assert not (folder / "planted.json").exists()
+        output, _, _ = act(env, tool="run", command=f"ls {shown_root}")
+        assert "reference" in output  # the shown folder itself is there: only the caches are hidden
+    finally:
+        env.close()
