@@ -25,10 +25,10 @@ from typing import Any
 
 FORMATS = ("json", "tolerant")
 
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
-_TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
-_FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n(.*?)```", re.DOTALL)
+_FENCE_INFO = re.compile(r"[A-Za-z0-9_-]*[ \t]*\n")
 _DECODER = json.JSONDecoder()
+#: Starts of objects that fail to decode, at most, before the text is given up on.
+_MAX_MISSES = 2000
 
 EXAMPLES = {
     "json": '{"tool": "read_file", "path": "README.md"}',
@@ -45,16 +45,16 @@ class NoAction(ValueError):
 def extract_action(text: str) -> dict[str, Any]:
     """The tool call ``text`` holds, as an action dict (``{"tool": NAME, ...}``)."""
     if "</think>" in text:
-        text = _THINK.sub("", text)
-        if "</think>" in text:  # the opening tag was in the prompt
-            text = text.rsplit("</think>", 1)[1]
-    tagged = _TOOL_CALL.search(text)
-    if tagged:
-        found = _last_object(tagged.group(1))
+        text = _without_thinking(text)
+    start = text.find("<tool_call>")
+    if start >= 0:
+        start += len("<tool_call>")
+        end = text.find("</tool_call>", start)
+        found = _last_object(text[start : end if end >= 0 else len(text)])
         if found is None:
             raise NoAction("the <tool_call> block holds no JSON object")
         return _as_action(found)
-    for block in reversed(_FENCE.findall(text)):
+    for block in reversed(_fenced_blocks(text)):
         found = _last_object(block)
         if found is not None:
             return _as_action(found)
@@ -64,11 +64,51 @@ def extract_action(text: str) -> dict[str, Any]:
     return _as_action(found)
 
 
+# The scanners below find tags with str.find, one pass each: a regex such as
+# ``<think>.*?</think>`` retries from every opening tag, quadratic on text of many of them.
+
+
+def _without_thinking(text: str) -> str:
+    """``text`` without its ``<think>...</think>`` blocks, and without everything before a
+    last ``</think>`` whose opening tag the template already put in the prompt."""
+    kept, position = [], 0
+    while True:
+        start = text.find("<think>", position)
+        end = text.find("</think>", start) if start >= 0 else -1
+        if end < 0:
+            break
+        kept.append(text[position:start])
+        position = end + len("</think>")
+    rest = "".join(kept) + text[position:]
+    return rest.rsplit("</think>", 1)[1] if "</think>" in rest else rest
+
+
+def _fenced_blocks(text: str) -> list[str]:
+    """The contents of the fenced code blocks of ``text`` (an info string such as
+    ``json`` after the opening fence is left out)."""
+    blocks, position = [], 0
+    while True:
+        start = text.find("```", position)
+        if start < 0:
+            return blocks
+        info = _FENCE_INFO.match(text, start + 3)
+        if info is None:  # not an opening fence (no line break after it): look further on
+            position = start + 3
+            continue
+        end = text.find("```", info.end())
+        if end < 0:
+            return blocks
+        blocks.append(text[info.end() : end])
+        position = end + 3
+
+
 def _last_object(text: str) -> dict[str, Any] | None:
     """The last JSON object in ``text`` that is not inside another one. The decoder's work
-    is bounded (a few times the text's length): text built so that every ``{`` starts a
-    long object that fails at its end would otherwise cost quadratic time."""
-    found, position, budget = None, 0, 4 * len(text) + 100_000
+    is bounded (a few times the text's length, and ``_MAX_MISSES`` starts that fail: each
+    failure costs a pass over the text before it, where the decoder counts lines): text
+    built so that every ``{`` starts an object that fails would otherwise cost quadratic
+    time."""
+    found, position, budget, misses = None, 0, 4 * len(text) + 100_000, 0
     while True:
         start = text.find("{", position)
         if start < 0:
@@ -79,7 +119,8 @@ def _last_object(text: str) -> dict[str, Any] | None:
             raise NoAction("the text nests too deeply to be read as JSON") from None
         except json.JSONDecodeError as exc:
             budget -= exc.pos - start + 1
-            if budget < 0:
+            misses += 1
+            if budget < 0 or misses > _MAX_MISSES:
                 raise NoAction("the text is too tangled to find a JSON object in") from None
             position = start + 1
             continue

@@ -65,6 +65,7 @@ def test_the_strict_format_takes_json_alone_and_names_the_tolerant_one():
 @pytest.mark.parametrize("text", [
     '{"a": [1, ' * 2_000 + "x" * 300_000,  # every '{' opens an object that fails only far on: quadratic unbounded
     '{"a": ' * 40_000,  # deeper than the decoder's recursion
+    "{" * 450_000,  # each failed start costs the decoder a pass over the text before it: quadratic, 66 s
 ])  # fmt: skip
 def test_tangled_or_deep_text_is_refused_quickly(text):
     with pytest.raises(NoAction, match="too tangled|too deeply"):
@@ -101,3 +102,17 @@ def test_an_env_in_tolerant_mode_plays_what_a_model_wrote():
     finally:
         env.close()
         strict.close()
+
+
+@pytest.mark.parametrize("text", [
+    "</think>" + "<think>" * 70_000,  # a regex <think>.*?</think> retries from every opening tag
+    "<tool_call>" + " " * 400_000 + "x",  # and \\s*(.*?)\\s* backtracks over the spaces
+    "```\n" * 120_000,
+    "```" * 160_000,
+])  # fmt: skip
+@pytest.mark.timeout(60)
+def test_tags_are_found_in_linear_time(text):
+    """Text a policy can write to hang the env: with regex scanners the first ran past a
+    60 s limit; each is one pass now (the timeout is the hang guard, not a speed check)."""
+    with pytest.raises(NoAction):
+        extract_action(text)
