@@ -114,16 +114,17 @@ def opening_messages(observation: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"role": "system", "content": chat_system_prompt(observation["phase"])}, first]
 
 
-def _chat_error(output: str, call: dict[str, Any] | None) -> str:
-    """An env refusal as a chat model can act on it: in terms of tool calls."""
+def _chat_error(output: str, call: dict[str, Any] | None, action: Any = None) -> str:
+    """An env refusal as a chat model can act on it: in terms of tool calls. ``call`` is
+    the tool call stepped (None: a message without one) and ``action`` what it became
+    (text when its arguments were not a JSON object)."""
     if not output.startswith("error:"):
         return output
     if call is None:
         return (f"{output}\n(This message had no tool call, so nothing ran: call one of the tools you are given, "
                 "and submit when the request is done.)")  # fmt: skip
-    function = call.get("function") or {}
-    tool = TOOLS.get(function.get("name"))
-    if tool is not None and ("not valid JSON" in output or "must be a JSON object" in output):
+    tool = TOOLS.get((call.get("function") or {}).get("name"))
+    if tool is not None and isinstance(action, str):
         takes = ", ".join(f"{k} ({'required' if p.required else 'optional'})" for k, p in tool.params.items())
         return (f"error: the arguments of {tool.name} are not a JSON object: pass them as one; "
                 + (f"it takes {takes}" if takes else "it takes none: {}"))  # fmt: skip
@@ -252,11 +253,12 @@ class ChatEnv:
                 why = "the episode is over" if terminated or truncated else "the turn was submitted; read the next request first"
                 new.append({"role": "tool", "tool_call_id": call_id, "content": f"not run: {why}"})
                 continue
-            observation, r, terminated, truncated, info = self.env.step(call_action(call))
+            action = call_action(call)
+            observation, r, terminated, truncated, info = self.env.step(action)
             reward += r
             infos.append(info)
             submitted = "grade" in info
-            new.append({"role": "tool", "tool_call_id": call_id, "content": _chat_error(observation["output"], call)})
+            new.append({"role": "tool", "tool_call_id": call_id, "content": _chat_error(observation["output"], call, action)})
             pending = after_step(observation, info, terminated or truncated)
         new += pending
         self.done = terminated or truncated

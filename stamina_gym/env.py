@@ -480,10 +480,12 @@ class StaminaEnv(gym.Env[dict, str]):
         self._started = time.monotonic() - elapsed_s
         return self._observe(output), commits
 
-    def _lay_turns(self, patches: list[str]) -> list[str]:
-        """Commit ``patches`` as the submits of the first turns would (one commit per turn,
-        with its message) and lay the last in the work tree; returns the commit ids."""
-        return self._workspace.lay_commits(patches, [f"turn {turn.index}" for turn in self.turns[: len(patches)]])
+    def _lay_turns(self, patches: list[str], first: int = 0) -> list[str]:
+        """Commit ``patches`` as the submits of turns ``first``, ``first + 1``, ... would
+        (one commit per turn, with its message) and lay the last in the work tree; returns
+        the commit ids."""
+        turns = self.turns[first : first + len(patches)]
+        return self._workspace.lay_commits(patches, [f"turn {turn.index}" for turn in turns])
 
     def _lay_reference(self, turns: int) -> None:
         """The reference solution of the first ``turns`` turns in the work tree, committed
@@ -496,8 +498,7 @@ class StaminaEnv(gym.Env[dict, str]):
             if laid:
                 workspace.checkout(laid[-1])
             patches = [self.task.reference_patch(turn, self._params) for turn in self.turns[len(laid) : turns]]
-            messages = [f"turn {turn.index}" for turn in self.turns[len(laid) : turns]]
-            laid += workspace.lay_commits(patches, messages)
+            laid += self._lay_turns(patches, first=len(laid))
         else:
             workspace.checkout(laid[turns - 1])
 

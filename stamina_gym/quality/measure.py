@@ -90,6 +90,8 @@ class AnalysisCache:
         so the same text always gets the same result (pylint's inferences can depend on
         what the worker analysed before)."""
         self.hits = self.misses = 0
+        self.on_disk: set[str] = set()
+        """Keys this process read from or wrote to the folder (no stat to know again)."""
         self.salt = analyzers.analyser_versions()
         if directory is not None:
             directory.mkdir(parents=True, exist_ok=True)
@@ -120,9 +122,11 @@ class AnalysisCache:
         if self.directory is None:
             return None
         try:
-            return FileQuality.from_json(json.loads((self.directory / f"{key}.json").read_text()))
+            found = FileQuality.from_json(json.loads((self.directory / f"{key}.json").read_text()))
         except (OSError, ValueError, TypeError):
             return None
+        self.on_disk.add(key)
+        return found
 
     def store(self, key: str, value: FileQuality) -> None:
         """Write ``value`` to the folder (not to memory)."""
@@ -131,6 +135,7 @@ class AnalysisCache:
         tmp = self.directory / f".{key}.{os.getpid()}.{threading.get_ident()}.tmp"
         tmp.write_text(json.dumps(value.to_json()))
         os.replace(tmp, self.directory / f"{key}.json")
+        self.on_disk.add(key)
 
 
 #: The process-wide cache used when an env is given none: episodes share it.
@@ -409,7 +414,7 @@ class QualityMeter:
                     self.cache.put(keys[rel], results[rel])
         if persist is not None:
             for rel, found in results.items():
-                if not found.transient and (rel in todo or not (persist.directory / f"{keys[rel]}.json").exists()):
+                if not found.transient and (rel in todo or keys[rel] not in persist.on_disk):
                     persist.store(keys[rel], found)
         return results
 
