@@ -142,6 +142,10 @@ INJECTIONS = {
         'def _pair(name):\n    return " WHERE done = 0", name\n\n\ndef f(conn, name):\n    _, raw = _pair(name)\n'
         '    return conn.execute(f"SELECT * FROM t WHERE {raw}")\n'
     ),
+    "an annotated parameter whose method name a built-in type has": (
+        'class F:\n    def strip(self):\n        return " WHERE done = 0"\n\n\ndef f(conn, flt: F):\n'
+        '    return conn.execute(f"SELECT * FROM t{flt.strip()}")\n'  # a str passed for flt strips itself
+    ),
     "a helper shadowed by a parameter": (
         'def _placeholders(values):\n    return ", ".join("?" for _ in values)\n\n\n'
         'def f(conn, _placeholders):\n    return conn.execute(f"SELECT * FROM t WHERE id IN ({_placeholders})")\n'
@@ -206,3 +210,22 @@ def test_a_chain_of_doubling_names_is_judged_in_linear_time():
     assert 63 in lines  # proved constant, and quickly (the test's own timeout would catch a blow-up)
     tainted = source.replace('s0 = "x"', "s0 = conn.name")
     assert 63 not in constant_lines(ast.parse(tainted))
+
+
+def test_an_object_of_another_class_for_an_annotated_parameter_voids_the_proof(tmp_path):
+    """The attack on a believed annotation: another file defines a class with the same
+    method, returning a caller's text, and passes it for ``filters: Filter``. The proof
+    that leaned on the annotation is void; the constructor-made filters keep theirs."""
+    evil = (
+        "from app import store\n\n\nclass Raw:\n    def __init__(self, text):\n        self.text = text\n\n"
+        "    def where(self):\n        return self.text, []\n\n\n"
+        "def dump(conn, text):\n    return store.matching(conn, Raw(text))\n"
+    )
+    alone = measure(tmp_path / "alone", {"app/store.py": STORE})
+    attacked = measure(tmp_path / "attacked", {"app/store.py": STORE, "app/evil.py": evil})
+    lines = STORE.splitlines()
+    annotated = next(i for i, line in enumerate(lines, 1) if "filters.where()" in line) + 1
+    built = next(i for i, line in enumerate(lines, 1) if "Filter(owner=owner).where()" in line) + 1
+    assert alone.findings() == []
+    voided = {line for _, (line, *_) in attacked.findings()}
+    assert annotated in voided and built not in voided

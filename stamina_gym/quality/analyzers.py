@@ -77,7 +77,7 @@ _PYLINT_ARGS = (
 )  # fmt: skip
 #: Version of what the meter does around the analysers (decoding, neutralising, what
 #: counts as unreadable); part of every cache key, like the analysers' versions.
-_METHOD = 4
+_METHOD = 5
 #: Seconds a worker process may take to start (importing the analysers), apart from any
 #: file's budget.
 _START_TIMEOUT_S = 120.0
@@ -129,6 +129,9 @@ class FileQuality:
     attribute_writes: list[str] = field(default_factory=list)
     """Attributes the file assigns on other objects (``constant_sql.attribute_writes``):
     one that names a name a proof relies on voids the proof."""
+    defined: list[str] = field(default_factory=list)
+    """Names of the functions and methods the file defines (``constant_sql.defined_names``):
+    a proof that believed an annotation holds only while its method's name is defined once."""
     error: str = ""
     """Why the file could not be analysed (it cannot be decoded or parsed, an analyser
     failed on it or ran past its budget): the meter counts it as the worst possible file."""
@@ -322,6 +325,7 @@ def analyse_file(path: Path, *, basic: bool, lint: bool) -> tuple[FileQuality, b
                 proofs = constant_sql.constant_lines(tree)
                 out.sql_constant = [(line, sorted(proofs[line])) for line in sorted(flagged) if line in proofs]
             out.attribute_writes = sorted(constant_sql.attribute_writes(tree))
+            out.defined = constant_sql.defined_names(tree)
         if lint:
             step = "pylint"
             out.pylint, out.pylint_measured = pylint_messages(path), True

@@ -24,8 +24,9 @@ bound yields text the program itself wrote:
   a parameter, or a local only ever bound to ``TodoFilter(...)``), when the class defines
   the method once, undecorated, no ``__new__``, and no class of the module derives from it.
 
-A parameter's annotation is believed (an object of a class of another module passed for
-it is not seen). A parameter, an attribute, a global rebound in a function or anything
+A parameter's annotation is believed only for a method name no built-in type has and
+no other function or method of the tree is named (``defined_names``; the meter voids the
+proof otherwise), so an object of another class passed for it cannot bring its own. A parameter, an attribute, a global rebound in a function or anything
 else is not. A string a test cannot prove constant stays flagged: the analysis errs
 towards bandit.
 """
@@ -62,6 +63,28 @@ def constant_lines(tree: ast.Module) -> dict[int, frozenset[str]]:
         else:
             unsafe.update(lines)
     return {line: frozenset(names) for line, names in safe.items() if line not in unsafe}
+
+
+#: Prefix of a relied-on name that means "a function or method of this name is defined
+#: once in the whole tree" (``defined_names``).
+DEFINED = "def:"
+_BUILTIN_METHODS = frozenset(name for kind in (str, bytes, int, float, list, tuple, dict, set, frozenset)
+                             for name in dir(kind))  # fmt: skip
+
+
+def defined_names(tree: ast.Module) -> list[str]:
+    """The name of every function and method a module defines, and of every attribute
+    bound in a class body, once per definition."""
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.append(node.name)
+        elif isinstance(node, ast.ClassDef):
+            for statement in node.body:
+                if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                    targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                    names += [name for target in targets for name in _target_names(target)]
+    return sorted(names)
 
 
 def attribute_writes(tree: ast.Module) -> set[str]:
@@ -239,8 +262,19 @@ class _Module:
         method = defined[0]
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.decorator_list:
             return None
+        if self._by_annotation(func.value, function):
+            # Believed from an annotation: any object may come in. Not for a method name a
+            # built-in type has, and void where another file defines the name too.
+            if func.attr in _BUILTIN_METHODS:
+                return None
+            self.relied.add(f"{DEFINED}{func.attr}")
         self.relied.update((cls.name, func.attr))
         return method
+
+    def _by_annotation(self, node: ast.AST, function: ast.AST | None) -> bool:
+        """Whether ``node``'s class is known from a parameter's annotation only."""
+        return (isinstance(node, ast.Name) and function is not None and node.id not in self._locals_of(function)
+                and node.id in _parameters(function))  # fmt: skip
 
     def _class_of(self, node: ast.AST, function: ast.AST | None) -> ast.ClassDef | None:
         """The class of the module whose object ``node`` is: a call of the class, a

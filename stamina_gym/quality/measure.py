@@ -48,6 +48,7 @@ from typing import Callable, Iterator, Mapping
 
 from stamina_gym.quality import analyzers
 from stamina_gym.quality.analyzers import PYLINT_CATEGORIES, SEVERITIES, FileQuality
+from stamina_gym.quality.constant_sql import DEFINED
 from stamina_gym.quality.rules import matches
 
 COMPONENTS = ("lint", "complexity", "maintainability", "security")
@@ -203,6 +204,8 @@ class Snapshot:
         """(file, finding) of every bandit finding that counts: B608 findings on SQL
         proved constant are left out, unless a file assigns a name the proof relies on."""
         written = {name for fq in self.files.values() for name in fq.attribute_writes}
+        defined = Counter(name for fq in self.files.values() for name in fq.defined)
+        written |= {f"{DEFINED}{name}" for name, count in defined.items() if count > 1}  # see constant_sql
         out = []
         for path, fq in sorted(self.files.items()):
             proved = {line for line, names in fq.sql_constant if "*" not in written and not written & set(names)}
