@@ -18,7 +18,7 @@ from stamina_gym.sandbox.local import bwrap_works
 DATA = Path(__file__).parent / "data"
 
 #: Tests that share a session fixture, so that in parallel runs (``-n``) it is made once.
-SHARED = {"todo_oracle_episode": "todo-oracle-episode"}
+SHARED = {"todo_oracle_episode": "todo-oracle-episode", "clarify_oracle_episode": "clarify-oracle-episode"}
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -115,6 +115,16 @@ def todo_oracle_episode(tmp_path_factory) -> RecordedEpisode:
 
     records = tmp_path_factory.mktemp("todo-oracle")
     env = gym.make("StaminaTodo-v0")
+    return RecordedEpisode(env, play_oracle(env, records), records)
+
+
+@pytest.fixture(scope="session")
+def clarify_oracle_episode(tmp_path_factory) -> RecordedEpisode:
+    """The oracle's whole StaminaClarify-v0 episode (seed 0), recorded; played once per session."""
+    import gymnasium as gym
+
+    records = tmp_path_factory.mktemp("clarify-oracle")
+    env = gym.make("StaminaClarify-v0")
     return RecordedEpisode(env, play_oracle(env, records), records)
 
 

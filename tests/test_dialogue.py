@@ -286,12 +286,11 @@ def test_validator_checks_phrasings_plans_and_templates(tmp_path):
 
 
 @pytest.mark.slow
-def test_oracle_gets_the_maximum_on_every_clarify_turn(tmp_path):
-    env = gym.make("StaminaClarify-v0")
+def test_oracle_gets_the_maximum_on_every_clarify_turn(clarify_oracle_episode):
+    env, result = clarify_oracle_episode.env, clarify_oracle_episode.result  # played once a session (conftest)
     w = env.unwrapped.config.reward
-    result = play_oracle(env, tmp_path)
     assert result.terminated and len(result.turns) == 9
-    records = [json.loads(line) for line in (tmp_path / "turns.jsonl").read_text().splitlines()]
+    records = clarify_oracle_episode.lines("turns.jsonl")
     for turn, record in zip(result.turns, records):
         dialogue = env.unwrapped.turns[turn.turn - 1].spec.spec is not None
         assert turn.failure_class is None and turn.passed == turn.total, turn
