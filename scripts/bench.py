@@ -39,8 +39,8 @@ import gymnasium as gym
 
 import stamina_gym  # noqa: F401 - registers the env ids
 from stamina_gym.agents import make_agent
-from stamina_gym.grading import runner
-from stamina_gym.grading.runner import copy_source, run_hidden_tests
+from stamina_gym import hidden_runner as runner
+from stamina_gym.hidden_runner import copy_source, run_hidden_tests
 from stamina_gym.harness import run_episode
 from stamina_gym.quality.measure import AnalysisCache
 from stamina_gym.quality.review import Reviewer

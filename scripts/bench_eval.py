@@ -23,7 +23,7 @@ import gymnasium as gym
 import stamina_gym  # noqa: F401 - registers the env ids
 from stamina_gym.agents import make_agent
 from stamina_gym.evaluation.config import AgentSpec, EvalConfig
-from stamina_gym.evaluation.records import read_lines
+from stamina_gym.records import read_lines
 from stamina_gym.evaluation.report import build_report
 from stamina_gym.evaluation.runner import Evaluation
 from stamina_gym.evaluation.summary import summarize

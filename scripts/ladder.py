@@ -16,7 +16,8 @@ import time
 from pathlib import Path
 
 import stamina_gym  # noqa: F401 - registers the env ids
-from stamina_gym.agents.ladder import RUNGS, order_problems, play_rung, rung_name
+from stamina_gym.agents.ladder import RUNGS, order_problems, rung_name
+from stamina_gym.harness import play_rung
 
 #: Two-sided 95% quantiles of Student's t by degrees of freedom (more than 10: normal).
 _T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23}

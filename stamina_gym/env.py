@@ -24,10 +24,12 @@ from stamina_gym.config import EnvConfig, load_env_config
 from stamina_gym.errors import ConfigError, SandboxError, TaskError, ToolError
 from stamina_gym.grading.cache import GradingCache
 from stamina_gym.grading.grade import Grade, grade_run
-from stamina_gym.grading.runner import HiddenRun, run_hidden_tests, stage_tests
+from stamina_gym.grading.hidden import HiddenRun
+from stamina_gym.hidden_runner import run_hidden_tests, stage_tests
 from stamina_gym.packaged import env_spec_files
 from stamina_gym.quality.reference import reference_store
 from stamina_gym.quality.review import Review, Reviewer
+from stamina_gym.reproduce import run_repro
 from stamina_gym.sandbox import SANDBOXES, Sandbox
 from stamina_gym.task import load_task
 from stamina_gym.text_space import UnicodeText, as_text
@@ -149,7 +151,7 @@ class StaminaEnv(gym.Env[dict, str]):
     The quality score (0..1) weighs pylint's score, radon's complexity and
     maintainability index and bandit's findings on the product code
     (``stamina_gym.quality.measure`` defines each; ``QualityConfig`` weighs them). Rules
-    are the task's own (``stamina_gym.quality.rules``) and bind from the turn that makes
+    are the task's own (``stamina_gym.rules``) and bind from the turn that makes
     the decision. A submit proven to have forged its outcomes (``violation``: a must-fail
     canary passed, the harness's messages were forged, its audit hook fired, pytest was
     rebound) pays ``-(test_pass + turn_bonus + regression + quality + rule_violation x
@@ -323,15 +325,15 @@ class StaminaEnv(gym.Env[dict, str]):
         started = threading.Event()
 
         def grade_in_sandbox() -> HiddenRun:
+            run = run_hidden_tests if self._cache is None else functools.partial(self._cache.run, run_hidden_tests)
             try:
-                return run_hidden_tests(
+                return run(
                     source=workspace.path,
                     task=self.task,
                     turns=self.turns[: self._turn + 1],
                     sandbox=sandbox,
                     scratch=self._root / "scratch",
                     timeout=self.config.sandbox.grading_timeout_s,
-                    cache=self._cache,
                     params=self._params,
                     only={*turn.test_ids, *regression},
                     costs=self._costs,
@@ -532,8 +534,8 @@ class StaminaEnv(gym.Env[dict, str]):
         self._stage_turn(index)  # while the agent works (a submit then only copies its source in)
         raw = turn.spec.prompts[self._variants[index]]
         values = {**self._params, **self._picked[index]}
-        self._prompts[index] = render_prompt(turn, raw, values, self._workspace, self._sandbox, self._root / "scratch",
-                                             always=bool(self._params))  # fmt: skip
+        repro = run_repro(turn, self._workspace.path, self._sandbox, self._root / "scratch") if turn.spec.repro else None
+        self._prompts[index] = render_prompt(turn, raw, values, self._workspace.path, repro, always=bool(self._params))
         if self._user is None:
             self._user = make_user(self.config.user)
         self._dialogue = Dialogue(turn, self._prompts[index], self._user, self.config.user)

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import os
 import platform
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, TextIO
+from typing import Any, Callable
 
 import stamina_gym
 from stamina_gym.agents import Agent, AgentError
+from stamina_gym.records import JsonLines, Redactor, read_lines, write_json
 
 
 @dataclass
@@ -57,46 +56,37 @@ class EpisodeResult:
 
 
 class Recorder:
-    """JSONL records in ``out``: ``steps.jsonl`` and ``turns.jsonl`` (flushed per line),
-    ``model_calls.jsonl`` for a model agent (each call's exact request and reply, flushed
-    as it is made), ``run.json`` (written first) and ``summary.json`` (written last)."""
+    """JSONL records in ``out``: ``steps.jsonl`` and ``turns.jsonl``, ``model_calls.jsonl``
+    for a model agent (each call's exact request and reply, as it is made), ``run.json``
+    (written first) and ``summary.json`` (written last); through ``stamina_gym.records``:
+    every line fsynced, secrets (of the header's config and of the process environment)
+    redacted."""
 
-    def __init__(self, out: Path, header: dict[str, Any]) -> None:
+    def __init__(self, out: Path, header: dict[str, Any], redact: Redactor | None = None) -> None:
         out.mkdir(parents=True, exist_ok=True)
         self.out = out
-        _write_json(out / "run.json", header)
-        self._steps: TextIO = open(out / "steps.jsonl", "a", encoding="utf-8")
-        self._turns: TextIO = open(out / "turns.jsonl", "a", encoding="utf-8")
-        self._calls: TextIO | None = None
-
-    @staticmethod
-    def _append(handle: TextIO, record: dict[str, Any]) -> None:
-        handle.write(json.dumps(record, default=str) + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
+        self.redact = redact or Redactor.for_config(header)
+        write_json(out / "run.json", header, self.redact)
+        self._steps = JsonLines(out / "steps.jsonl", self.redact)
+        self._turns = JsonLines(out / "turns.jsonl", self.redact)
+        self._calls: JsonLines | None = None
 
     def step(self, record: dict[str, Any]) -> None:
-        self._append(self._steps, record)
+        self._steps.append(record)
 
     def turn(self, record: dict[str, Any]) -> None:
-        self._append(self._turns, record)
+        self._turns.append(record)
 
     def model_call(self, record: dict[str, Any]) -> None:
         if self._calls is None:
-            self._calls = open(self.out / "model_calls.jsonl", "a", encoding="utf-8")
-        self._append(self._calls, record)
+            self._calls = JsonLines(self.out / "model_calls.jsonl", self.redact)
+        self._calls.append(record)
 
     def finish(self, summary: dict[str, Any]) -> None:
-        _write_json(self.out / "summary.json", summary)
-        for handle in (self._steps, self._turns, self._calls):
-            if handle is not None:
-                handle.close()
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+        write_json(self.out / "summary.json", summary, self.redact)
+        for log in (self._steps, self._turns, self._calls):
+            if log is not None:
+                log.close()
 
 
 def run_header(env: Any, agent: Agent, seed: int) -> dict[str, Any]:
@@ -192,3 +182,26 @@ TABLE_HEADER = (
     f"{'turn':>4}  {'request':<38} {'steps':>5}  {'tests':<7} {'broken':<9} {'result':<14} {'reward':>7} "
     f"{'quality':>7} {'rules':>5}"
 )
+
+
+def play_rung(env_id: str, agent: str, kwargs: dict[str, Any], seed: int, turns: int | None, records: Path) -> dict[str, Any]:
+    """One episode of a ladder rung (``stamina_gym.agents.ladder``): its total reward and
+    each reward term summed over its submits (read back from the records it writes in
+    ``records``)."""
+    import gymnasium as gym
+
+    from stamina_gym.agents import make_agent
+    from stamina_gym.agents.ladder import rung_name
+
+    env = gym.make(env_id, **({"max_turns": turns} if turns else {}))
+    player = make_agent(agent, **kwargs)
+    try:
+        result = run_episode(env, player, seed=seed, recorder=Recorder(records, {"agent": rung_name(agent, kwargs)}))
+    finally:
+        player.close()
+        env.close()
+    terms: dict[str, float] = {}
+    for record in read_lines(records / "turns.jsonl"):
+        for term, value in (record.get("reward_terms") or {}).items():
+            terms[term] = terms.get(term, 0.0) + value
+    return {"total": result.total_reward, "terms": terms, "solved": result.solved_turns}

@@ -38,6 +38,10 @@ SPECIAL = frozenset({"fifo", "socket", "device"})
 """Kinds of entry that are never opened, copied or hashed."""
 
 MAX_REL_PATH = 3072
+#: Most entries (files, folders, links) and most bytes (apparent sizes) of the work tree
+#: that the env lists, stages and lets grading copy; past either, it says so in ``error:``.
+MAX_FILES = 20_000
+MAX_BYTES = 256 * 1024 * 1024
 """Longest path below a root, in bytes, that ``walk`` yields (PATH_MAX is 4096 on Linux)."""
 
 _CHUNK = 1 << 20

@@ -34,7 +34,7 @@ from stamina_gym import pyast
 from stamina_gym.config import format_validation_error, load_yaml
 from stamina_gym.errors import ConfigError, TaskError
 from stamina_gym.packaged import data_dir
-from stamina_gym.quality.rules import Rule
+from stamina_gym.rules import Rule
 from stamina_gym.registry import unknown_name
 
 BUILTIN_TASKS = data_dir("tasks")
@@ -70,7 +70,7 @@ class TaskMeta(_Strict):
     phases: tuple[Phase, ...] = ()
     rules: tuple[Rule, ...] = ()
     """Consistency rules checked at every submit from their ``from_turn`` on
-    (``stamina_gym.quality.rules`` documents the kinds)."""
+    (``stamina_gym.rules`` documents the kinds)."""
     params: dict[str, tuple[str | int, ...]] = {}
     """Procedural variants: name -> possible values. The episode seed picks one value of
     each, rendered (``{{ name }}``, Jinja2, strict) into every prompt, reference patch and

@@ -16,12 +16,13 @@ from stamina_gym import costs, interfaces, mutants
 from stamina_gym.config import SandboxConfig
 from stamina_gym.errors import PatchError, TaskError
 from stamina_gym.grading.grade import by_base_id
-from stamina_gym.grading.runner import run_hidden_tests
+from stamina_gym.hidden_runner import run_hidden_tests
 from stamina_gym.sandbox import Sandbox
 from stamina_gym.sandbox.local import LocalSandbox
 from stamina_gym.quality.measure import read_tree
 from stamina_gym.quality.review import scope_result
-from stamina_gym.quality.rules import check_rules
+from stamina_gym.reproduce import run_repro_result
+from stamina_gym.rules import check_rules
 from stamina_gym.task import Task, Turn
 from stamina_gym.user.checks import check_dialogue_data, check_dialogue_state
 from stamina_gym.workspace import Workspace
@@ -99,7 +100,7 @@ def validate_task(
                 turn, tree = task.turns[state - 1], _texts(workspace)
                 found += _check_conventions(task, turn, workspace, tree)
                 found += _check_interfaces(task, turn, tree, params)
-            found += [Problem(turn, message) for turn, message in check_dialogue_state(task, state, workspace, sandbox, root)]
+            found += [Problem(turn, message) for turn, message in _check_dialogue(task, state, workspace, sandbox, root)]
             problems += found
             progress(f"state after turn {state:>3}/{len(task.turns)}: " + ("ok" if not found else f"{len(found)} problem(s)"))
     finally:
@@ -273,3 +274,12 @@ def task_counts(task: Task) -> dict[str, object]:
         "prompt variants": sum(len(t.spec.prompts) for t in task.turns),
         "params": {name: len(values) for name, values in task.meta.params.items()},
     }
+
+
+def _check_dialogue(task: Task, state: int, workspace: Workspace, sandbox: Sandbox, scratch: Path) -> list[tuple[int, str]]:
+    """The dialogue data's checks at the state after turn ``state``, with the reproduction
+    scripts of this turn and the next run here for them."""
+    near = [task.turns[i] for i in (state - 1, state) if 0 <= i < len(task.turns)]
+    repro = {turn.index: run_repro_result(turn, workspace.path, sandbox, scratch) for turn in near if turn.spec.repro}
+    sources = {workspace.relative(p): p.read_text(encoding="utf-8", errors="replace") for p in workspace.files() if p.suffix == ".py"}
+    return check_dialogue_state(task, state, sources, repro)

@@ -35,7 +35,7 @@ from typing import Callable, Iterable, Iterator
 
 from stamina_gym import safetree
 from stamina_gym.errors import PatchError, StaminaError, ToolError, TreeTooLarge
-from stamina_gym.safetree import Entry
+from stamina_gym.safetree import MAX_BYTES, MAX_FILES, Entry
 from stamina_gym.sandbox import REPO_MOUNT
 
 #: git's id of the empty tree (it knows this object without storing it).
@@ -69,10 +69,6 @@ _NEUTRAL_ATTRIBUTES = "* " + " ".join(
                             "binary")
 ) + "\n"  # fmt: skip
 _SKIP_DIRS = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".git"}
-#: Most entries (files, folders, links) and most bytes (apparent sizes) of the work tree
-#: that the env lists, stages and lets grading copy; past either, it says so in ``error:``.
-MAX_FILES = 20_000
-MAX_BYTES = 256 * 1024 * 1024
 #: A git command taking longer than this is killed (none should come near it).
 GIT_TIMEOUT_S = 300.0
 #: A hashed blob is remembered by its file's stat once the file is this old, so that a

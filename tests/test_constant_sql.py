@@ -11,7 +11,7 @@ import pytest
 
 from stamina_gym.quality.constant_sql import attribute_writes, constant_lines
 from stamina_gym.quality.measure import AnalysisCache, QualityMeter
-from stamina_gym.quality.rules import interpolated
+from stamina_gym.rules import interpolated
 
 STORE = '''"""Storage."""
 

@@ -14,7 +14,7 @@ import pytest
 from stamina_gym.grading.cache import GradingCache, tree_digest
 from stamina_gym.grading.grade import Canaries
 from stamina_gym.grading.report import Outcome
-from stamina_gym.grading.runner import HiddenRun, _ignore
+from stamina_gym.grading.hidden import HiddenRun, not_graded
 from stamina_gym.sandbox import RunResult
 from tests.conftest import act, mini_env
 
@@ -27,29 +27,29 @@ def _hidden(status: str = "passed", **run) -> HiddenRun:
 def test_tree_digest_follows_what_grading_copies(tmp_path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "a.py").write_text("x = 1\n")
-    base = tree_digest(tmp_path, _ignore)
+    base = tree_digest(tmp_path, not_graded)
     # Files grading leaves out do not change the key ...
     (tmp_path / "conftest.py").write_text("raise SystemExit\n")
     (tmp_path / "pkg" / "__pycache__").mkdir()
     (tmp_path / "pkg" / "__pycache__" / "a.pyc").write_bytes(b"junk")
     (tmp_path / "evil.pth").write_text("import os\n")
-    assert tree_digest(tmp_path, _ignore) == base
+    assert tree_digest(tmp_path, not_graded) == base
     # ... anything graded does, git-ignored or not, content, name, mode or link target.
     (tmp_path / ".gitignore").write_text("secret.py\n")
-    with_ignore = tree_digest(tmp_path, _ignore)
+    with_ignore = tree_digest(tmp_path, not_graded)
     assert with_ignore != base
     (tmp_path / "secret.py").write_text("y = 2\n")
-    assert tree_digest(tmp_path, _ignore) != with_ignore
-    before = tree_digest(tmp_path, _ignore)
+    assert tree_digest(tmp_path, not_graded) != with_ignore
+    before = tree_digest(tmp_path, not_graded)
     (tmp_path / "pkg" / "a.py").chmod(0o755)
-    assert tree_digest(tmp_path, _ignore) != before
-    before = tree_digest(tmp_path, _ignore)
+    assert tree_digest(tmp_path, not_graded) != before
+    before = tree_digest(tmp_path, not_graded)
     (tmp_path / "link").symlink_to("pkg")
-    linked = tree_digest(tmp_path, _ignore)
+    linked = tree_digest(tmp_path, not_graded)
     assert linked != before
     (tmp_path / "link").unlink()
     (tmp_path / "link").symlink_to("secret.py")
-    assert tree_digest(tmp_path, _ignore) != linked
+    assert tree_digest(tmp_path, not_graded) != linked
 
 
 def test_put_get_round_trip_and_counts(tmp_path):

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from stamina_gym.config import SandboxConfig
-from stamina_gym.grading import runner
+from stamina_gym import hidden_runner as runner
 from stamina_gym.grading.grade import grade_run
-from stamina_gym.grading.runner import run_hidden_tests, shard_turns
+from stamina_gym.hidden_runner import run_hidden_tests, shard_turns
 from stamina_gym.sandbox.local import LocalSandbox
 from stamina_gym.task import load_task_dir
 from stamina_gym.workspace import Workspace

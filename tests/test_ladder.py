@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from stamina_gym.agents.ladder import RUNGS, order_problems, play_rung, rung_name
+from stamina_gym.agents.ladder import RUNGS, order_problems, rung_name
+from stamina_gym.harness import play_rung
 
 TURNS = 4  # enough for the flaws of 25% (one turn) and 50% (two turns) to differ
 

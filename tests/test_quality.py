@@ -306,8 +306,8 @@ def test_memory_cache_keeps_the_most_recently_used_entries():
 def test_rules_recheck_exactly_the_files_whose_text_changed():
     from pydantic import TypeAdapter
 
-    from stamina_gym.quality import rules as rules_module
-    from stamina_gym.quality.rules import Rule, check_rules
+    from stamina_gym import rules as rules_module
+    from stamina_gym.rules import Rule, check_rules
 
     rule = TypeAdapter(Rule).validate_python(
         {"id": "no-requests", "kind": "forbid_import", "description": "no requests", "modules": ["requests"]}

@@ -20,7 +20,7 @@ from stamina_gym.errors import StaminaError
 from stamina_gym.quality.analyzers import _PRAGMA, AnalysisWorker, neutralise_suppressions
 from stamina_gym.quality.measure import AnalysisCache, QualityMeter, Snapshot, score
 from stamina_gym.quality.review import as_text
-from stamina_gym.quality.rules import Rule, check_rules
+from stamina_gym.rules import Rule, check_rules
 from tests.conftest import act, mini_env
 
 WEIGHTS = QualityWeights().model_dump()

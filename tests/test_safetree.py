@@ -17,7 +17,7 @@ import pytest
 from stamina_gym import safetree
 from stamina_gym.errors import ToolError, TreeTooLarge
 from stamina_gym.grading.cache import tree_digest as cache_digest
-from stamina_gym.grading.runner import _ignore as grading_ignore
+from stamina_gym.grading.hidden import not_graded as grading_ignore
 
 DEPTH = sys.getrecursionlimit() + 500
 

@@ -21,7 +21,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
 import pytest
 
 from stamina_gym.evaluation.config import AgentSpec, EvalConfig

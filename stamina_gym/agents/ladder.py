@@ -24,7 +24,6 @@ work and rebinds pytest's reporting from the module the tests import. Both are p
 from __future__ import annotations
 
 import posixpath
-from pathlib import Path
 from typing import Any
 
 from stamina_gym import mutants, pyast
@@ -229,26 +228,3 @@ def order_problems(means: dict[str, float]) -> list[str]:
         if name != "tamper":
             above(name, "tamper")
     return problems
-
-
-def play_rung(env_id: str, agent: str, kwargs: dict[str, Any], seed: int, turns: int | None, records: Path) -> dict[str, Any]:
-    """One episode of a rung through the harness: its total reward and each reward term
-    summed over its submits (read back from the records it writes in ``records``)."""
-    import gymnasium as gym
-
-    from stamina_gym.agents import make_agent
-    from stamina_gym.evaluation.records import read_lines
-    from stamina_gym.harness import Recorder, run_episode
-
-    env = gym.make(env_id, **({"max_turns": turns} if turns else {}))
-    player = make_agent(agent, **kwargs)
-    try:
-        result = run_episode(env, player, seed=seed, recorder=Recorder(records, {"agent": rung_name(agent, kwargs)}))
-    finally:
-        player.close()
-        env.close()
-    terms: dict[str, float] = {}
-    for record in read_lines(records / "turns.jsonl"):
-        for term, value in (record.get("reward_terms") or {}).items():
-            terms[term] = terms.get(term, 0.0) + value
-    return {"total": result.total_reward, "terms": terms, "solved": result.solved_turns}

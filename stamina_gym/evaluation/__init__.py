@@ -3,5 +3,5 @@ resume after a crash, a failure taxonomy, summary statistics and an HTML report.
 
 ``stamina-gym eval --agent oracle --agent null --env StaminaTodo-v0 --runs 3``
 (see ``stamina_gym.evaluation.command``); the pieces: ``config`` (frozen rules and their
-hash), ``records`` (JSONL, redaction), ``runner`` (the runs), ``summary``, ``report``.
+hash), ``runner`` (the runs), ``summary``, ``report``.
 """

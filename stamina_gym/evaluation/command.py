@@ -45,7 +45,7 @@ def run_command(args: argparse.Namespace) -> int:
     import stamina_gym
     from stamina_gym.config import format_validation_error
     from stamina_gym.evaluation.config import EvalConfig, parse_agent_args
-    from stamina_gym.evaluation.records import write_json
+    from stamina_gym.records import write_json
     from stamina_gym.evaluation.report import write_report
     from stamina_gym.evaluation.runner import Evaluation
     from stamina_gym.evaluation.summary import format_table, summarize

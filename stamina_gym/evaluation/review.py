@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from stamina_gym.errors import ConfigError
-from stamina_gym.evaluation.records import read_json, read_lines, write_json
+from stamina_gym.records import read_json, read_lines, write_json
 from stamina_gym.evaluation.summary import load_agent_runs
 from stamina_gym.evaluation.transcript import html_page
 

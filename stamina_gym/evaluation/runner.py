@@ -31,7 +31,7 @@ from stamina_gym.evaluation.budget import BudgetExceeded, ModelMeter, ModelUsage
 from stamina_gym.evaluation.config import (
     AgentSpec, EvalConfig, digest, explain_difference, frozen_rules, prompt_templates_digest, tree_digest,
 )  # fmt: skip
-from stamina_gym.evaluation.records import JsonLines, Redactor, read_json, read_lines, rewrite_lines, write_json
+from stamina_gym.records import JsonLines, Redactor, read_json, read_lines, rewrite_lines, write_json
 
 #: What kind of contestant each built-in agent is (an agent class may say so itself).
 AGENT_LEVELS = {"openai": "model", "command": "system", "oracle": "reference", "null": "reference"}

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from stamina_gym.evaluation.records import read_json, read_lines
+from stamina_gym.records import read_json, read_lines
 from stamina_gym.evaluation.runner import attempt_dirs
 
 SCORE_DIMENSIONS = ("clarification", "planning", "generation", "composite")

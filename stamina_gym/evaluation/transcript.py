@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from stamina_gym.evaluation.records import read_lines
+from stamina_gym.records import read_lines
 
 #: Characters of one step's output shown; the rest is in steps.jsonl.
 MAX_OUTPUT_CHARS = 4000

@@ -1,9 +1,12 @@
-"""Grading: run the hidden tests on the agent's code and turn what they did into a grade.
+"""Grading: turn what the hidden tests did into a grade. Pure: this package never imports
+the sandbox or a task; it reads captured results.
 
-Three parts, in the order a submit uses them: ``runner.py`` stages a copy of the work tree,
-the hidden tests and canaries and starts ``harness.py`` in the sandbox (side effects);
-``harness.py`` is the program that runs there; ``grade.py`` turns the harness's verdict
-into a grade (pure, like ``canaries.py`` and the harness's ``_judge``).
+In the order a submit uses them: ``stamina_gym.hidden_runner`` (above the sandbox, outside
+this package) stages a copy of the work tree, the hidden tests and canaries
+(``canaries.py`` plans them) and starts ``harness.py`` in the sandbox; ``harness.py`` is
+the program that runs there (it imports nothing of ours); its report comes back as a
+``hidden.HiddenRun``, which ``cache.py`` may store and replay; ``grade.py`` turns it into
+a grade (pure, like the harness's ``_judge``).
 
 Threat model
 ------------

@@ -34,16 +34,14 @@ import tempfile
 from dataclasses import asdict, replace
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Mapping
+from typing import Any, Callable, Collection, Iterable, Mapping
 
 from stamina_gym import safetree
 from stamina_gym.errors import TreeTooLarge
 from stamina_gym.grading.grade import Canaries
+from stamina_gym.grading.hidden import COPY_MAX_BYTES, COPY_MAX_FILES, HiddenRun, not_graded
 from stamina_gym.grading.report import Outcome
-from stamina_gym.sandbox import RunResult
-
-if TYPE_CHECKING:  # the runner imports this module
-    from stamina_gym.grading.runner import HiddenRun
+from stamina_gym.run_result import RunResult
 
 #: Bump whenever the runner or the report parser changes what a run reports.
 GRADER_VERSION = "3"
@@ -108,7 +106,7 @@ class GradingCache:
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
 
-    def get(self, key: str) -> "HiddenRun | None":
+    def get(self, key: str) -> HiddenRun | None:
         """The stored run (marked ``cache="hit"``), or None (a miss, counted)."""
         try:
             data = json.loads(self._path(key).read_text(encoding="utf-8"))
@@ -119,7 +117,7 @@ class GradingCache:
         self.hits += 1
         return hidden
 
-    def put(self, key: str, hidden: "HiddenRun") -> bool:
+    def put(self, key: str, hidden: HiddenRun) -> bool:
         """Store ``hidden`` if it is worth keeping; True when it was written."""
         run = hidden.run
         if run is None or hidden.outcomes is None or run.timed_out or run.limit is not None or not hidden.complete:
@@ -136,14 +134,12 @@ class GradingCache:
             raise
         return True
 
-    def run(self, grade: Callable[..., "HiddenRun"], *, source: Path, task: Any, turns: Any, sandbox: Any,
+    def run(self, grade: Callable[..., HiddenRun], *, source: Path, task: Any, turns: Any, sandbox: Any,
             scratch: Path, timeout: float, params: dict | None = None, workers: int | None = None,
             only: Collection[str] | None = None, costs: Mapping[str, float] | None = None,
-            staged: Any = None, started: Callable[[], None] | None = None) -> "HiddenRun":
+            staged: Any = None, started: Callable[[], None] | None = None) -> HiddenRun:
         """``grade(...)`` (``run_hidden_tests`` without a cache) unless a run is stored
         (then the grading folder made ahead, ``staged``, is discarded unused)."""
-        from stamina_gym.grading.runner import COPY_MAX_BYTES, COPY_MAX_FILES, _ignore
-
         folders = [(turn.id, turn.dir / "tests") for turn in turns]
         if task.support_dir:
             folders.append(("support", task.support_dir))
@@ -151,7 +147,7 @@ class GradingCache:
         if only is not None:  # and the ones chosen to run
             tests += json.dumps(sorted(only))
         try:
-            source_digest = safetree.tree_digest(source, _ignore, max_files=COPY_MAX_FILES, max_bytes=COPY_MAX_BYTES)
+            source_digest = safetree.tree_digest(source, not_graded, max_files=COPY_MAX_FILES, max_bytes=COPY_MAX_BYTES)
         except TreeTooLarge:  # not graded, so nothing to store
             return grade(source=source, task=task, turns=turns, sandbox=sandbox, scratch=scratch, timeout=timeout,
                          params=params, workers=workers, only=only, costs=costs, staged=staged, started=started)  # fmt: skip
@@ -170,7 +166,7 @@ class GradingCache:
         return {"hits": self.hits, "misses": self.misses}
 
 
-def _to_json(hidden: "HiddenRun", key: str) -> dict:
+def _to_json(hidden: HiddenRun, key: str) -> dict:
     return {
         "key": key,
         "run": asdict(hidden.run),
@@ -181,9 +177,7 @@ def _to_json(hidden: "HiddenRun", key: str) -> dict:
     }
 
 
-def _from_json(data: dict, key: str) -> "HiddenRun":
-    from stamina_gym.grading.runner import HiddenRun
-
+def _from_json(data: dict, key: str) -> HiddenRun:
     if data["key"] != key:
         raise ValueError("entry stored under the wrong key")
     outcomes = {tid: Outcome(status, message) for tid, (status, message) in data["outcomes"].items()}

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
 from stamina_gym.grading.report import Outcome, base_id
-from stamina_gym.sandbox import RunResult
+from stamina_gym.run_result import RunResult
 
 FAILURE_CLASSES = (
     "functional",  # the turn's tests fail

@@ -37,7 +37,7 @@ import ast
 import copy
 from typing import Iterable
 
-from stamina_gym.quality.rules import interpolated
+from stamina_gym.rules import interpolated
 
 _STRING_METHODS = frozenset({"upper", "lower", "strip", "lstrip", "rstrip", "title", "casefold", "replace"})
 _SEQUENCE_CALLS = frozenset({"sorted", "list", "tuple", "set", "frozenset", "reversed"})

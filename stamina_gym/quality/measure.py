@@ -49,7 +49,7 @@ from typing import Callable, Iterator, Mapping
 from stamina_gym.quality import analyzers
 from stamina_gym.quality.analyzers import PYLINT_CATEGORIES, SEVERITIES, FileQuality
 from stamina_gym.quality.constant_sql import DEFINED
-from stamina_gym.quality.rules import matches
+from stamina_gym.rules import matches
 
 COMPONENTS = ("lint", "complexity", "maintainability", "security")
 _SEVERITY_WEIGHT = {"high": 1.0, "medium": 0.5, "low": 0.1}

@@ -23,7 +23,7 @@ from stamina_gym.config import QualityConfig, RewardConfig
 from stamina_gym.quality.analyzers import DECODE_ERRORS, decode_python
 from stamina_gym.quality.measure import AnalysisCache, QualityMeter, Snapshot, quality_report, read_tree, score
 from stamina_gym.quality.reference import ReferenceTrack, reference_store
-from stamina_gym.quality.rules import check_rules, matches
+from stamina_gym.rules import check_rules, matches
 from stamina_gym.task import Task, Turn
 
 #: Never out of scope: writing tests and documentation is always welcome.

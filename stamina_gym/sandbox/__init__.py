@@ -1,5 +1,6 @@
 """Where code runs. A sandbox has one method that matters, ``run``, and returns a frozen
-``RunResult``; everything else in stamina-gym can be tested without a sandbox.
+``RunResult`` (``stamina_gym.run_result``, below the sandbox: grading reads results
+without importing it); everything else in stamina-gym can be tested without a sandbox.
 
 Backends are named in the env spec (``sandbox.kind``) and imported lazily.
 """
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Protocol, Sequence
 
 from stamina_gym.registry import Registry
+from stamina_gym.run_result import RunResult
 
 if TYPE_CHECKING:
     from stamina_gym.config import SandboxConfig
@@ -31,27 +33,6 @@ class Mount:
     """A tree made for this one run (a grading copy). A backend that keeps long-lived
     state may copy it in before the run, and back out after it when writable, rather
     than bind it; nothing of it may stay behind for later runs."""
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """What one command did. ``output`` is stdout and stderr interleaved, cut in the
-    middle past the configured size (``truncated``)."""
-
-    exit_code: int
-    output: str
-    output_bytes: int
-    truncated: bool = False
-    timed_out: bool = False
-    limit: str | None = None
-    """``cpu``, ``file_size``, ``output`` or ``memory`` when a resource limit stopped it."""
-    signal: int | None = None
-    duration_s: float = 0.0
-
-    @property
-    def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out and self.limit is None
-
 
 
 #: The environment of every pytest the env starts (hidden tests and ``run_tests``): the

@@ -218,9 +218,3 @@ def build(
         raise SandboxError(f"docker import ended but {tag} is not listed")
     progress(f"built {tag}")
     return tag
-
-
-if __name__ == "__main__":
-    from stamina_gym.cli import main
-
-    sys.exit(main(["docker-build", *sys.argv[1:]]))

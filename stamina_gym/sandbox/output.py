@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import signal
 
-from stamina_gym.sandbox import RunResult
+from stamina_gym.run_result import RunResult
 
 #: Output beyond this many bytes ends the command: nobody reads 16 MiB of a log.
 HARD_OUTPUT_LIMIT = 16 * 1024 * 1024

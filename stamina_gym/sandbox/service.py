@@ -9,7 +9,7 @@ import time
 from typing import Callable
 
 from stamina_gym.errors import SandboxError
-from stamina_gym.sandbox import RunResult
+from stamina_gym.run_result import RunResult
 
 #: Output a service writes besides its replies (a crash's traceback) is kept up to this.
 NOISE_LIMIT = 64 * 1024

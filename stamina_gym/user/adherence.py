@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 from typing import Callable, Mapping, Sequence
 
 from stamina_gym import pyast
-from stamina_gym.quality.rules import imported_modules, is_within
+from stamina_gym.rules import imported_modules, is_within
 from stamina_gym.task import Decision
 from stamina_gym.user.plan import DecisionVerdict
 

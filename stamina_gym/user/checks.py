@@ -6,17 +6,15 @@ define, and a reproduction script fails before its turn's reference patch and pa
 
 from __future__ import annotations
 
-
-from pathlib import Path
+from typing import Mapping
 
 from stamina_gym.config import UserConfig
-from stamina_gym.sandbox import Sandbox
+from stamina_gym.run_result import RunResult
 from stamina_gym.task import Task
 from stamina_gym.user.adherence import adherence
 from stamina_gym.user.match import KeyPointMatcher
 from stamina_gym.user.plan import judge_decisions, planning_f1
-from stamina_gym.user.templates import run_repro_result, template_names
-from stamina_gym.workspace import Workspace
+from stamina_gym.user.templates import template_names
 
 Found = list[tuple[int, str]]
 
@@ -55,27 +53,27 @@ def check_dialogue_data(task: Task, config: UserConfig | None = None) -> Found:
     return found
 
 
-def check_dialogue_state(task: Task, state: int, workspace: Workspace, sandbox: Sandbox, scratch: Path) -> Found:
-    """At the state after turn ``state``: the reference code follows the reference plan,
-    and the next turn's reproduction script fails (this turn's passes)."""
+def check_dialogue_state(task: Task, state: int, sources: Mapping[str, str], repro: Mapping[int, RunResult]) -> Found:
+    """At the state after turn ``state``: the reference code (``sources``: the text of its
+    ``.py`` files) follows the reference plan, and the next turn's reproduction script
+    fails while this turn's passes (``repro``: turn index -> the script's run at this
+    state, for both turns that have one; the caller runs them, ``stamina_gym.reproduce``)."""
     found: Found = []
     if state > 0:
         turn = task.turns[state - 1]
         if turn.spec.decisions and turn.spec.reference_plans:
-            sources = {workspace.relative(p): p.read_text(encoding="utf-8", errors="replace")
-                       for p in workspace.files() if p.suffix == ".py"}  # fmt: skip
             verdicts = judge_decisions(turn.spec.decisions, turn.spec.reference_plans[0])
             _, followed = adherence(turn.spec.decisions, verdicts, sources)
             missed = sorted(d for d, ok in followed.items() if not ok)
             if missed:
                 found.append((turn.index, f"the reference code does not follow the reference plan on {missed}"))
         if turn.spec.repro:
-            result = run_repro_result(turn, workspace, sandbox, scratch)
+            result = repro[turn.index]
             if not result.ok:
                 found.append((turn.index, f"the reproduction script still fails after the reference patch:\n{result.output[-1000:]}"))
     if state < len(task.turns) and task.turns[state].spec.repro:
         turn = task.turns[state]
-        result = run_repro_result(turn, workspace, sandbox, scratch)
+        result = repro[turn.index]
         if result.ok:
             found.append((turn.index, "the reproduction script succeeds before the reference patch: it reproduces nothing"))
     return found

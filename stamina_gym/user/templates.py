@@ -1,5 +1,6 @@
 """The user's messages as templates: ``{{ name }}`` filled from the episode's variant,
-from the agent's own repository, and from the real output of a reproduction script.
+from the agent's own repository, and from the real output of a reproduction script (run
+by the env, ``stamina_gym.reproduce``, and handed in).
 
 Only turns that declare ``variables`` or ``repro`` are rendered (with Jinja2 and
 ``StrictUndefined``, so a misspelt name is an error, never an empty string); other
@@ -11,8 +12,6 @@ from __future__ import annotations
 import ast
 import functools
 import re
-import secrets
-import shutil
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -20,12 +19,7 @@ import jinja2
 
 from stamina_gym import pyast
 from stamina_gym.errors import TaskError
-from stamina_gym.sandbox import REPO_MOUNT, Mount, RunResult, Sandbox
 from stamina_gym.task import RepoVariable, Turn
-from stamina_gym.workspace import Workspace
-
-REPRO_MOUNT = "/repro"
-
 
 @functools.lru_cache(maxsize=1)
 def _jinja() -> jinja2.Environment:
@@ -56,15 +50,16 @@ def pick_values(turn: Turn, draw) -> dict[str, str]:
     return {name: spec[draw(len(spec))] for name, spec in sorted(turn.spec.variables.items()) if isinstance(spec, tuple)}
 
 
-def _python_files(workspace: Workspace, glob: str) -> Iterable[Path]:
-    return sorted(p for p in workspace.path.glob(glob) if p.is_file() and not p.is_symlink() and "__pycache__" not in p.parts)
+def _python_files(root: Path, glob: str) -> Iterable[Path]:
+    return sorted(p for p in root.glob(glob) if p.is_file() and not p.is_symlink() and "__pycache__" not in p.parts)
 
 
-def repo_value(variable: RepoVariable, workspace: Workspace) -> str:
-    """A file or function name found in the agent's repository, else the default."""
+def repo_value(variable: RepoVariable, root: Path) -> str:
+    """A file or function name found in the agent's repository (the work tree at
+    ``root``), else the default."""
     pattern = re.compile(variable.pattern)
-    for path in _python_files(workspace, variable.glob):
-        rel = workspace.relative(path)
+    for path in _python_files(root, variable.glob):
+        rel = path.relative_to(root).as_posix()
         if variable.source == "file":
             if pattern.search(rel):
                 return rel
@@ -79,47 +74,21 @@ def repo_value(variable: RepoVariable, workspace: Workspace) -> str:
     return variable.default
 
 
-def run_repro_result(turn: Turn, workspace: Workspace, sandbox: Sandbox, scratch: Path) -> RunResult:
-    """Run the turn's reproduction script in the sandbox on the agent's current code
-    (mounted read-only; the script sits in a mount of its own, copied from the task)."""
-    repro = turn.spec.repro
-    assert repro is not None
-    stage = scratch / f"repro-{secrets.token_hex(4)}"
-    stage.mkdir(parents=True)
-    try:
-        shutil.copyfile(turn.dir / repro.script, stage / "repro.py")
-        mounts = [Mount(workspace.path, REPO_MOUNT, writable=False), Mount(stage, REPRO_MOUNT)]
-        return sandbox.run([sandbox.python, "-B", f"{REPRO_MOUNT}/repro.py"], mounts=mounts, timeout=repro.timeout_s,
-                           env={"PYTHONPATH": REPO_MOUNT, "PYTHONDONTWRITEBYTECODE": "1"})  # fmt: skip
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
-
-
-def run_repro(turn: Turn, workspace: Workspace, sandbox: Sandbox, scratch: Path) -> tuple[str, str]:
-    """``(script text, output)`` for the prompt; the output keeps its end."""
-    repro = turn.spec.repro
-    assert repro is not None
-    script = (turn.dir / repro.script).read_text(encoding="utf-8")
-    result = run_repro_result(turn, workspace, sandbox, scratch)
-    output = result.output.rstrip()
-    if result.timed_out:
-        output += "\n(it hung; I stopped it)"
-    if len(output) > repro.max_chars:
-        output = "[...]\n" + output[-repro.max_chars :]
-    return script.rstrip(), output or "(no output)"
-
-
-def render_prompt(turn: Turn, prompt: str, picked: dict[str, Any], workspace: Workspace, sandbox: Sandbox, scratch: Path,
+def render_prompt(turn: Turn, prompt: str, picked: dict[str, Any], tree: Path, repro: tuple[str, str] | None = None,
                   always: bool = False) -> str:  # fmt: skip
     """The prompt the agent sees at the start of ``turn``; ``picked`` holds the episode's
-    values (task params and the turn's list variables). ``always``: render even a turn
-    without variables of its own (the task has params)."""
+    values (task params and the turn's list variables), ``tree`` is the agent's work tree,
+    ``repro`` the ``(script text, output)`` of the turn's reproduction script on it, which
+    the caller ran (``stamina_gym.reproduce``: this package runs no code). ``always``:
+    render even a turn without variables of its own (the task has params)."""
     if not (always or is_template(turn)):
         return prompt
     values: dict[str, Any] = dict(picked)
     for name, spec in turn.spec.variables.items():
         if isinstance(spec, RepoVariable):
-            values[name] = repo_value(spec, workspace)
+            values[name] = repo_value(spec, tree)
     if turn.spec.repro:
-        values["repro_script"], values["repro_output"] = run_repro(turn, workspace, sandbox, scratch)
+        if repro is None:
+            raise ValueError(f"turn {turn.index} has a reproduction script: render_prompt needs its output")
+        values["repro_script"], values["repro_output"] = repro
     return render(prompt, values, f"{turn.dir}/turn.yaml")

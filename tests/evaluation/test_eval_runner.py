@@ -16,7 +16,7 @@ import pytest
 
 from stamina_gym.errors import ConfigError, SandboxError
 from stamina_gym.evaluation.config import AgentSpec, EvalConfig
-from stamina_gym.evaluation.records import Redactor, read_lines
+from stamina_gym.records import Redactor, read_lines
 from stamina_gym.evaluation.runner import Evaluation
 from stamina_gym.evaluation.report import radar_dimensions
 from stamina_gym.evaluation.summary import pass_at_k, pass_hat_k, summarize, summarize_agent

@@ -1,4 +1,7 @@
-"""Audit records: JSONL lines flushed and fsynced as they happen, secrets redacted first.
+"""The one record writer: JSONL lines flushed and fsynced as they happen, JSON files
+written atomically and durably, secrets redacted first. ``stamina-gym run`` (``harness``),
+``collect`` (its Parquet export reads records built the same way) and ``eval`` write
+through it.
 
 Layout of an evaluation folder::
 

@@ -1,5 +1,7 @@
-"""Run hidden tests on a copy of the agent's source, in the sandbox. The side-effect half
-of grading; ``grade.py`` is the pure half, ``harness.py`` the program run inside.
+"""Run hidden tests on a copy of the agent's source, in the sandbox: the side-effect half
+of grading. ``stamina_gym.grading`` is the pure half (``grading/grade.py`` judges,
+``grading/harness.py`` is the program run inside, ``grading/cache.py`` wraps this from
+outside).
 
 The copy leaves out every file through which code could steer a pytest run (conftest.py,
 pytest/tox/setup.cfg/pyproject configuration, sitecustomize/usercustomize, .pth files), and
@@ -20,57 +22,26 @@ import os
 import random
 import secrets
 import shutil
-import sys
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Collection, Mapping, Sequence
+from typing import Callable, Collection, Mapping, Sequence
 
 from stamina_gym import pyast, safetree
 from stamina_gym.errors import SandboxError, TreeTooLarge
 from stamina_gym.grading import canaries as canary_plan
 from stamina_gym.grading.grade import Canaries
+from stamina_gym.grading import harness as harness_program
 from stamina_gym.grading.harness import MARKER
+from stamina_gym.grading.hidden import COPY_MAX_BYTES, COPY_MAX_FILES, HiddenRun, not_graded
 from stamina_gym.grading.report import Outcome
 from stamina_gym.sandbox import PYTEST_ENVIRONMENT, REPO_MOUNT, Mount, RunResult, Sandbox
 from stamina_gym.sandbox.service import LineService
 from stamina_gym.task import Task, Turn
-from stamina_gym.workspace import MAX_BYTES, MAX_FILES
-
-if TYPE_CHECKING:
-    from stamina_gym.grading.cache import GradingCache
 
 GRADE_MOUNT = "/grade"
-STEERING_FILES = frozenset(
-    {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "sitecustomize.py", "usercustomize.py"}
-)
-_CACHE_DIRS = {"__pycache__", ".pytest_cache", ".git"}
-
-
-@dataclass(frozen=True)
-class HiddenRun:
-    """Captured output of one hidden-test run."""
-
-    run: RunResult | None
-    outcomes: dict[str, Outcome] | None
-    canaries: Canaries
-    problem: str = ""
-    cache: str | None = None
-    """``hit`` or ``miss`` when a grading cache was asked; None without one."""
-    evidence: tuple[str, ...] = ()
-    """Proof that the graded code forged outcomes: messages that did not verify, an audit
-    alarm, pytest or pluggy rebound. Not a canary's lie: ``grade_run`` finds those."""
-    complete: bool = True
-    """Every shard of the run said it was done; when False the outcomes are partial."""
-
-
-def _ignore(directory: str, names: list[str]) -> set[str]:
-    return {n for n in names if n in STEERING_FILES or n in _CACHE_DIRS or n.endswith(".pth")}
-
-
-#: Caps of the grading copy: the work tree's own (``stamina_gym.workspace``).
-COPY_MAX_FILES = MAX_FILES
-COPY_MAX_BYTES = MAX_BYTES
+#: The program the sandbox runs (it imports nothing of this package).
+HARNESS_PROGRAM = Path(harness_program.__file__)
 
 
 def copy_source(src: Path, dst: Path) -> None:
@@ -80,7 +51,7 @@ def copy_source(src: Path, dst: Path) -> None:
     full size against the caps (``TreeTooLarge``)."""
     dst.mkdir(parents=True, exist_ok=True)
     fresh = dst / f".copy-{secrets.token_hex(4)}"
-    safetree.copy_tree(src, fresh, _ignore, max_files=COPY_MAX_FILES, max_bytes=COPY_MAX_BYTES)
+    safetree.copy_tree(src, fresh, not_graded, max_files=COPY_MAX_FILES, max_bytes=COPY_MAX_BYTES)
     for entry in os.listdir(fresh):
         os.rename(fresh / entry, dst / entry)
     os.rmdir(fresh)
@@ -228,7 +199,7 @@ def stage_tests(
                 path.write_text(task.render(path.read_text(encoding="utf-8"), params, path.name), encoding="utf-8")
     plant_rewritten(grade_dir / "tests", [turn.id for turn in running])
     (grade_dir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-    shutil.copyfile(Path(__file__).with_name("harness.py"), grade_dir / "harness.py")
+    shutil.copyfile(HARNESS_PROGRAM, grade_dir / "harness.py")
     job_shards = []
     for number, (group, own) in enumerate(zip(shards, planned)):
         keep = [tid for turn in group for tid in (chosen[turn.id] or turn.test_ids)]
@@ -246,7 +217,6 @@ def run_hidden_tests(
     sandbox: Sandbox,
     scratch: Path,
     timeout: float,
-    cache: GradingCache | None = None,
     params: Mapping[str, str | int] | None = None,
     workers: int | None = None,
     only: Collection[str] | None = None,
@@ -255,8 +225,8 @@ def run_hidden_tests(
     started: Callable[[], None] | None = None,
 ) -> HiddenRun:
     """Copy ``source``, add the hidden tests of ``turns`` (rendered with the episode's
-    ``params`` when the task has any) and canaries, run, parse. With a ``cache``
-    (``grading/cache.py``) a stored run of the same state is reused. With ``workers`` > 1
+    ``params`` when the task has any) and canaries, run, parse. (A grading cache wraps this
+    from outside: ``GradingCache.run``.) With ``workers`` > 1
     the turns are split into that many pytest processes that run at once in the one
     sandbox call, each with its own canaries, report and temporary folder (default: the
     sandbox config's ``workers()``). With ``only``, just the tests with those ids run, and
@@ -267,10 +237,6 @@ def run_hidden_tests(
     ``started`` is called once the run is handed to the sandbox."""
     params = dict(params or {})
     workers = sandbox.config.workers() if workers is None else workers
-    if cache is not None:
-        return cache.run(run_hidden_tests, source=source, task=task, turns=turns, sandbox=sandbox, scratch=scratch,
-                         timeout=timeout, params=params, workers=workers, only=only, costs=costs, staged=staged,
-                         started=started)  # fmt: skip
     if staged is not None and not staged.matches(turns, only):
         staged.discard()
         staged = None
@@ -344,7 +310,7 @@ def _warm_runner(sandbox: Sandbox, scratch: Path) -> _Warm | None:
     root = scratch / f"warm-{secrets.token_hex(4)}"
     (root / "src").mkdir(parents=True)
     (root / "grade").mkdir()
-    shutil.copyfile(Path(__file__).with_name("harness.py"), root / "grade" / "harness.py")
+    shutil.copyfile(HARNESS_PROGRAM, root / "grade" / "harness.py")
     sandbox.prepare(root / "src")
     argv = [sandbox.python, "-I", "-B", f"{GRADE_MOUNT}/harness.py", "--serve", GRADE_MOUNT, REPO_MOUNT]
     service = sandbox.serve(argv, mounts=_mounts(root), prefix=MARKER, env=PYTEST_ENVIRONMENT)
