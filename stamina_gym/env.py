@@ -1,4 +1,5 @@
-"""The StaminaEnv MDP: reset, step, termination and the whole reward in one file."""
+"""The StaminaEnv MDP: reset, step and termination; the reward of a submit is
+``stamina_gym.reward`` (every term, its weight and the voiding rule)."""
 
 from __future__ import annotations
 
@@ -23,13 +24,14 @@ from stamina_gym import costs, safetree
 from stamina_gym.config import EnvConfig, load_env_config
 from stamina_gym.errors import ConfigError, SandboxError, TaskError, ToolError
 from stamina_gym.grading.cache import GradingCache
-from stamina_gym.grading.grade import Grade, grade_run
+from stamina_gym.grading.grade import grade_run
 from stamina_gym.grading.hidden import HiddenRun
 from stamina_gym.hidden_runner import run_hidden_tests, stage_tests
 from stamina_gym.packaged import env_spec_files
 from stamina_gym.quality.reference import reference_store
-from stamina_gym.quality.review import Review, Reviewer
+from stamina_gym.quality.review import Reviewer
 from stamina_gym.reproduce import run_repro
+from stamina_gym.reward import Judged, submit_terms
 from stamina_gym.sandbox import SANDBOXES, Sandbox
 from stamina_gym.task import load_task
 from stamina_gym.text_space import UnicodeText, as_text
@@ -119,7 +121,9 @@ class StaminaEnv(gym.Env[dict, str]):
     ## Rewards
     Every step costs ``step_cost`` (0.001); a refused action costs ``invalid_action``
     (0.01) more. At ``submit`` the turn's hidden tests and the earlier turns' tests run in
-    the sandbox and the turn pays::
+    the sandbox, the tree is reviewed, the dialogue is scored, and the turn pays the terms
+    of ``stamina_gym.reward`` (its docstring lists every term, its weight and the voiding
+    rule; ``info["reward_terms"]`` gives each)::
 
         test_pass (1.0) * fraction of this turn's tests passing
         + turn_bonus (0.5) if every one passes
@@ -128,25 +132,19 @@ class StaminaEnv(gym.Env[dict, str]):
                           reference's at the same turn (a gain only if every test passes)
         - rule_violation (0.1) * consistency rules in force that the code breaks
         - out_of_scope (0.05) * files changed outside the turn's paths (strict mode only)
+        + clarification (0.3) * C, planning (0.2) * P, generation (0.0) * G
 
     The earlier tests run are all of those still in force, or with ``regression.budget_ms``
     (or ``sample``) a random sample of them, with all at every ``regression.full_every``-th turn and the
     last (``RegressionConfig``).
 
-    and, from the dialogue of the turn (``stamina_gym.user``)::
-
-        + clarification (0.3) * C   on turns with a hidden spec
-        + planning (0.2) * P        on turns with key decisions
-        + generation (0.0) * G
-
-    with C = 0.6 x key points asked before the first code change + 0.4 x share of
-    relevant questions, P = F1 of the key decisions the plan settles, G = 0.7 x test
-    pass rate + 0.2 x quality x pass rate + 0.1 x plan adherence (parts not measured drop out and
-    the rest is rescaled; ``ScoreConfig``). ``generation`` is 0 by default because
+    The dialogue's scores (``stamina_gym.user``): C = 0.6 x key points asked before the
+    first code change + 0.4 x share of relevant questions, P = F1 of the key decisions the
+    plan settles, G = 0.7 x test pass rate + 0.2 x quality x pass rate + 0.1 x plan
+    adherence (parts not measured drop out and the rest is rescaled; ``ScoreConfig``). ``generation`` is 0 by default because
     ``test_pass`` already pays the pass rate. ``info["scores"]`` holds C, P, G and the
     composite 0.3 C + 0.2 P + 0.5 G; ``info["dialogue"]`` the questions, matched key
     points, plan verdicts and adherence.
-
 
     The quality score (0..1) weighs pylint's score, radon's complexity and
     maintainability index and bandit's findings on the product code
@@ -367,14 +365,13 @@ class StaminaEnv(gym.Env[dict, str]):
             complete=hidden.complete,
         )
         review = review.with_memory(turn, grade.turn_tests)
-        terms = self.reward_terms(grade, review)
-        if grade.failure_class not in ("violation", "infrastructure"):
+        if not grade.voids_reward:
             ran = {**grade.regression_tests, **grade.turn_tests}  # the others keep their last outcome
             self._passing = frozenset(self._passing - ran.keys()) | {t for t, s in ran.items() if s == "passed"}
         grade_info = {**grade.to_info(), "regression_in_force": len(in_force), **review.to_info()}
         python = {path: text for path, text in review.sources.items() if path.endswith(".py")}
         scores, dialogue = self._dialogue.score(grade_info, python, self.config.scores)
-        terms.update(self.score_terms(scores, grade))
+        terms = submit_terms(self.config.reward, Judged(grade, review.to_info(), scores))
         info.update(ok=True, grade=grade_info, reward_terms=terms, scores=scores, dialogue=dialogue,
                     commit=workspace.commit(f"turn {turn.index}", stage=False))  # fmt: skip
         reward += sum(terms.values())
@@ -450,22 +447,6 @@ class StaminaEnv(gym.Env[dict, str]):
             chosen.update(tests)
         return tuple(tid for tid in in_force if tid in chosen)
 
-    def reward_terms(self, grade: Grade, review: Review) -> dict[str, float]:
-        """The reward of a submit, term by term (the per-step cost is added by ``step``)."""
-        w = self.config.reward
-        terms = {
-            "tests": w.test_pass * grade.pass_fraction,
-            "bonus": w.turn_bonus if grade.solved else 0.0,
-            "regression": -w.regression * grade.regression_fraction,
-            **review.terms(w, grade.solved),
-        }
-        if grade.failure_class == "infrastructure":
-            return dict.fromkeys(terms, 0.0)
-        if grade.failure_class == "violation":
-            worst = w.test_pass + w.turn_bonus + w.regression + w.quality + w.rule_violation * len(review.rules["in_force"])
-            return {**dict.fromkeys(terms, 0.0), "scope": terms.get("scope", 0.0), "tamper": -(worst + w.tamper)}
-        return terms
-
     def restore(self, turn: int, patches: list[str], passing: frozenset[str], *, elapsed_s: float = 0.0,
                 output: str = "") -> tuple[dict, list[str]]:  # fmt: skip
         """Put a freshly reset episode at the start of ``turn`` (0-based), as a recorded run
@@ -512,17 +493,6 @@ class StaminaEnv(gym.Env[dict, str]):
         self._reviewer.resume_from(workspace.path, submits=turn)
         self._turn, self._turn_start, self._passing = turn, workspace.head(), passing
         self._begin_turn()
-
-    def score_terms(self, scores: dict[str, float | None], grade: Grade) -> dict[str, float]:
-        """The dialogue's part of a submit's reward: C, P and G by their weights."""
-        w = self.config.reward
-        if grade.failure_class in ("violation", "infrastructure"):
-            return {"clarification": 0.0, "planning": 0.0, "generation": 0.0}
-        return {
-            "clarification": w.clarification * (scores["clarification"] or 0.0),
-            "planning": w.planning * (scores["planning"] or 0.0),
-            "generation": w.generation * scores["generation"],
-        }
 
     # -- the user -----------------------------------------------------------------------
 
@@ -613,6 +583,12 @@ class StaminaEnv(gym.Env[dict, str]):
             self._tools = ToolContext(self._workspace, self._sandbox, self.config.sandbox.timeout_s)
             self._reviewer = Reviewer(self.task, self.config.quality, self.config.mode, self._root / "scratch")
         return self._workspace
+
+    @property
+    def sandbox_isolation(self) -> str | None:
+        """The isolation the sandbox really has (``bwrap``, ``rlimits``, ``docker``), None
+        before the first reset."""
+        return None if self._sandbox is None else self._sandbox.isolation
 
     @property
     def sandbox_python(self) -> str:

@@ -100,7 +100,7 @@ def run_header(env: Any, agent: Agent, seed: int) -> dict[str, Any]:
         "stamina_gym_version": stamina_gym.__version__,
         "python": platform.python_version(),
         "sandbox_python": inner.sandbox_python,
-        "sandbox": getattr(inner._sandbox, "isolation", None) or inner.config.sandbox.kind,
+        "sandbox": inner.sandbox_isolation or inner.config.sandbox.kind,
         "config": inner.config.model_dump(),
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }

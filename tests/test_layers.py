@@ -19,7 +19,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("errors", "registry", "safetree", "pyast", "packaged", "text_space", "run_result", "action_text",
               "mutants", "config", "records")),
     ("task", ("task", "rules", "stamina_gym")),
-    ("judgement", ("grading", "user")),
+    ("judgement", ("grading", "user", "reward")),
     ("execution", ("sandbox", "workspace", "hidden_runner", "agent_runner", "reproduce", "tools", "quality",
                    "interfaces", "costs")),
     ("env", ("env", "chat", "validate", "authoring")),
@@ -159,3 +159,34 @@ def test_the_check_finds_a_cycle_an_upward_import_and_a_module_of_no_layer(tmp_p
     assert "pkg.low.c (low) imports pkg.high (high), a layer above" in problems
     assert "pkg.stray is in no layer: add it to LAYERS (and to the README's picture)" in problems
     assert len(problems) == 3, problems
+
+
+#: Names under which modules hold an env (``env.unwrapped`` counts whatever it is called).
+_ENV_NAMES = {"env", "inner", "environment"}
+
+
+def private_env_reads(root: Path, package: str) -> list[str]:
+    """``env._x``, ``inner._x``, ``self.env._x``, ``anything.unwrapped._x`` outside env.py."""
+    found = []
+    for name, path in module_names(root, package).items():
+        if name == f"{package}.env":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+                held = node.value
+                holder = held.id if isinstance(held, ast.Name) else held.attr if isinstance(held, ast.Attribute) else None
+                if holder in _ENV_NAMES or holder == "unwrapped":
+                    found.append(f"{path.relative_to(root.parent)}:{node.lineno}: .{node.attr}")
+    return found
+
+
+def test_no_module_outside_the_env_reads_a_private_env_attribute():
+    assert not private_env_reads(PACKAGE, "stamina_gym")
+
+
+def test_the_private_read_check_finds_one(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "loop.py").write_text("def f(env, self):\n    env.unwrapped._sandbox\n    self.env._turn\n    env.__class__\n")
+    assert private_env_reads(pkg, "pkg") == ["pkg/loop.py:2: ._sandbox", "pkg/loop.py:3: ._turn"]

@@ -27,6 +27,7 @@ from typing import Any, Callable
 import stamina_gym
 from stamina_gym.agents import AgentError, make_agent
 from stamina_gym.errors import ConfigError, StaminaError
+from stamina_gym.grading.grade import voids_reward
 from stamina_gym.evaluation.budget import BudgetExceeded, ModelMeter, ModelUsage
 from stamina_gym.evaluation.config import (
     AgentSpec, EvalConfig, digest, explain_difference, frozen_rules, prompt_templates_digest, tree_digest,
@@ -336,7 +337,7 @@ class _Episode:
         commit = inner.workspace.head()
         if state.turns:
             for record in state.turns:
-                if record["failure_class"] not in ("violation", "infrastructure"):
+                if not voids_reward(record["failure_class"]):
                     passing = frozenset(record["passing"])
             elapsed = sum(t["duration_s"] for t in state.turns)
             observation, commits = inner.restore(len(state.turns), [t["patch"] for t in state.turns], passing,
@@ -422,7 +423,7 @@ class _Episode:
             "python": platform.python_version(),
             "prompt_templates": prompt_templates_digest(),
             "tools_allowed": list(TOOLS),
-            "sandbox": getattr(inner._sandbox, "isolation", None) or inner.config.sandbox.kind,
+            "sandbox": inner.sandbox_isolation or inner.config.sandbox.kind,
             "env_config": inner.config.model_dump(),
             "budgets": {**inner.config.budgets.model_dump(), "command_timeout_s": inner.config.sandbox.timeout_s,
                         "memory_mb": inner.config.sandbox.memory_mb, "cpu_s": inner.config.sandbox.cpu_s,

@@ -18,7 +18,16 @@ FAILURE_CLASSES = (
     "infrastructure",  # the sandbox failed before the graded code ran: the sample is invalid, rerun it
     "violation",  # tampering: proof that outcomes were forged (a must-fail canary passed, ...)
 )
+#: Failure classes that void a submit's reward (``stamina_gym.reward``) and leave the
+#: record of which tests pass as it was: an invalid sample, and proven forgery.
+VOIDING = ("infrastructure", "violation")
 _BUILD_MARKERS = ("ImportError", "ModuleNotFoundError", "SyntaxError", "IndentationError", "collection failure")
+
+
+def voids_reward(failure_class: str | None) -> bool:
+    """Whether a grade (or a record of one) of this failure class voids the reward: the one
+    rule every reader of grades and records applies."""
+    return failure_class in VOIDING
 
 
 @dataclass(frozen=True)
@@ -55,6 +64,12 @@ class Grade:
     @property
     def solved(self) -> bool:
         return self.failure_class is None
+
+    @property
+    def voids_reward(self) -> bool:
+        """The reward of this submit is void (``stamina_gym.reward``): the sandbox broke, or
+        the outcomes were forged."""
+        return voids_reward(self.failure_class)
 
     def summary(self) -> str:
         """What the agent may see: counts and the failure class, never test names."""

@@ -2,7 +2,7 @@
 consistency rules, memory probes, and (strict mode) edits outside the turn's paths.
 ``Reviewer`` keeps the state between submits.
 
-The quality term pays the change over the turn of the agent's quality *relative to the
+The quality term (``stamina_gym.reward.quality``) pays the change over the turn of the agent's quality *relative to the
 reference solution at the same turn* (``quality.reference``): ``relative = score -
 reference score``, and the term is ``reward.quality x (relative now - relative at the
 last submit)``. The oracle's term is therefore 0 on every turn, and code that grows as the
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping
 
-from stamina_gym.config import QualityConfig, RewardConfig
+from stamina_gym.config import QualityConfig
 from stamina_gym.quality.analyzers import DECODE_ERRORS, decode_python
 from stamina_gym.quality.measure import AnalysisCache, QualityMeter, Snapshot, quality_report, read_tree, score
 from stamina_gym.quality.reference import ReferenceTrack, reference_store
@@ -48,16 +48,6 @@ class Review:
 
     def to_info(self) -> dict:
         return {"quality": self.quality, "rules": self.rules, "memory": self.memory, "scope": self.scope}
-
-    def terms(self, weights: RewardConfig, solved: bool) -> dict[str, float]:
-        """Reward terms (added to the test terms by the env); ``solved``: every test of the
-        turn passed, the one condition on which a quality gain is paid."""
-        change = self.quality["relative_delta"] if self.quality else 0.0
-        return {
-            "quality": round(weights.quality * change, 6) if change < 0 or solved else 0.0,
-            "rules": -weights.rule_violation * len(self.rules["broken"]),
-            "scope": -weights.out_of_scope * len(self.scope["outside"]) if self.scope["mode"] == "strict" else 0.0,
-        }
 
     def summary(self) -> str:
         """What the agent may read: the quality score and counts, no rule or test names."""

@@ -202,7 +202,7 @@ def play_episode(env: Any, agent: Any, *, episode: int, seed: int, options: dict
         "versions": {
             "stamina_gym": stamina_gym.__version__,
             "task": inner.task.meta.version,
-            "grader": grader_identity(getattr(inner._sandbox, "isolation", "none"), inner.config.sandbox.grading_timeout_s),
+            "grader": grader_identity(inner.sandbox_isolation or "none", inner.config.sandbox.grading_timeout_s),
             "gymnasium": gymnasium.__version__,
             "python": platform.python_version(),
         },
