@@ -1,4 +1,5 @@
-"""Drive one agent through one episode and record every step as it happens."""
+"""``stamina-gym run``: one agent through one episode (``stamina_gym.play``), every step
+recorded as it happens."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 import stamina_gym
-from stamina_gym.agents import Agent, AgentError
+from stamina_gym.agents import Agent, AgentError, has_hook
+from stamina_gym.play import Observer, Step, play
 from stamina_gym.records import JsonLines, Redactor, read_lines, write_json
 
 
@@ -106,6 +108,53 @@ def run_header(env: Any, agent: Agent, seed: int) -> dict[str, Any]:
     }
 
 
+class _RunRecords(Observer):
+    """``stamina-gym run``'s observer: the ``EpisodeResult`` and, with a recorder, its records."""
+
+    def __init__(self, result: EpisodeResult, recorder: Recorder | None, on_turn: Callable[[TurnResult], None] | None) -> None:
+        self.result, self.recorder, self.on_turn = result, recorder, on_turn
+        self.turn_steps, self.turn_reward = 0, 0.0
+
+    def start(self, env: Any, agent: Any, observation: dict, info: dict) -> None:
+        self.turns = env.unwrapped.turns
+        if self.recorder and has_hook(agent, "on_call"):
+            agent.on_call = self.recorder.model_call
+
+    def agent_failed(self, observation: dict, error: AgentError) -> None:
+        self.result.failure = f"framework: {error}"
+        if self.recorder:
+            self.recorder.step({"step": self.result.steps + 1, "turn": int(observation["turn"]) + 1, "agent_error": str(error)})
+
+    def step(self, step: Step) -> bool:
+        result, info, turn = self.result, step.info, step.turn
+        result.steps += 1
+        self.turn_steps += 1
+        self.turn_reward += step.reward
+        result.total_reward += step.reward
+        if self.recorder:
+            self.recorder.step(
+                {"step": result.steps, "turn": turn + 1, "action": step.action, "reward": step.reward,
+                 "duration_s": round(step.duration_s, 4), "terminated": step.terminated, "truncated": step.truncated,
+                 "output": step.observation["output"], "info": info}
+            )  # fmt: skip
+        if "grade" in info:
+            grade = info["grade"]
+            done = TurnResult(
+                turn + 1, self.turns[turn].spec.title, self.turn_steps, grade["passed"], grade["total"],
+                grade["regression_total"], len(grade["newly_broken"]), grade["failure_class"], round(self.turn_reward, 6),
+                (grade.get("quality") or {}).get("score"), len(grade.get("rules", {}).get("broken", ())),
+            )  # fmt: skip
+            done.scores = info.get("scores")
+            result.turns.append(done)
+            if self.recorder:
+                self.recorder.turn({**asdict(done), "grade": grade, "reward_terms": info["reward_terms"], "commit": info["commit"],
+                                    "dialogue": info.get("dialogue")})  # fmt: skip
+            if self.on_turn:
+                self.on_turn(done)
+            self.turn_steps, self.turn_reward = 0, 0.0
+        return False
+
+
 def run_episode(
     env: Any,
     agent: Agent,
@@ -114,55 +163,12 @@ def run_episode(
     recorder: Recorder | None = None,
     on_turn: Callable[[TurnResult], None] | None = None,
 ) -> EpisodeResult:
-    """Play one episode; a broken agent ends it as a recorded ``framework`` failure."""
-    observation, info = env.reset(seed=seed)
-    agent.reset(env)
-    if recorder and hasattr(agent, "on_call"):
-        agent.on_call = recorder.model_call
+    """Play one episode (``stamina_gym.play``); a broken agent ends it as a recorded
+    ``framework`` failure."""
     inner = env.unwrapped
     result = EpisodeResult(env.spec.id if env.spec else inner.config.id, agent.name, seed)
-    turn_steps, turn_reward = 0, 0.0
-    while True:
-        turn = int(observation["turn"])
-        try:
-            action = agent.act(observation)
-        except AgentError as exc:
-            result.failure = f"framework: {exc}"
-            if recorder:
-                recorder.step({"step": result.steps + 1, "turn": turn + 1, "agent_error": str(exc)})
-            break
-        started = time.monotonic()
-        observation, reward, terminated, truncated, info = env.step(action)
-        elapsed = time.monotonic() - started
-        result.steps += 1
-        turn_steps += 1
-        turn_reward += reward
-        result.total_reward += reward
-        if hasattr(agent, "observe"):
-            agent.observe(reward, info)
-        if recorder:
-            recorder.step(
-                {"step": result.steps, "turn": turn + 1, "action": action, "reward": reward, "duration_s": round(elapsed, 4),
-                 "terminated": terminated, "truncated": truncated, "output": observation["output"], "info": info}
-            )  # fmt: skip
-        if "grade" in info:
-            grade = info["grade"]
-            done = TurnResult(
-                turn + 1, inner.turns[turn].spec.title, turn_steps, grade["passed"], grade["total"],
-                grade["regression_total"], len(grade["newly_broken"]), grade["failure_class"], round(turn_reward, 6),
-                (grade.get("quality") or {}).get("score"), len(grade.get("rules", {}).get("broken", ())),
-            )  # fmt: skip
-            done.scores = info.get("scores")
-            result.turns.append(done)
-            if recorder:
-                recorder.turn({**asdict(done), "grade": grade, "reward_terms": info["reward_terms"], "commit": info["commit"],
-                               "dialogue": info.get("dialogue")})  # fmt: skip
-            if on_turn:
-                on_turn(done)
-            turn_steps, turn_reward = 0, 0.0
-        if terminated or truncated:
-            result.terminated, result.truncated = terminated, truncated
-            break
+    played = play(env, agent, [_RunRecords(result, recorder, on_turn)], seed=seed)
+    result.terminated, result.truncated = played.ended == "terminated", played.ended == "truncated"
     result.total_reward = round(result.total_reward, 6)
     if recorder:
         recorder.finish({**asdict(result), "solved_turns": result.solved_turns, "scores": result.mean_scores()})

@@ -56,8 +56,14 @@ class Redactor:
         return data
 
 
+#: A key that can name a setting: a config key or an environment variable, not a test id
+#: (``tests/test_login.py::test_wrong_password``) or a path that merely ends like one.
+_SETTING_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
+
+
 def _is_secret_key(key: Any, value: Any) -> bool:
-    return isinstance(key, str) and isinstance(value, str) and bool(value) and SECRET_NAME.search(key) is not None
+    return (isinstance(key, str) and isinstance(value, str) and bool(value) and _SETTING_NAME.fullmatch(key) is not None
+            and SECRET_NAME.search(key) is not None)  # fmt: skip
 
 
 def _secret_values(data: Any) -> list[str]:

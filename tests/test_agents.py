@@ -10,6 +10,7 @@ import gymnasium as gym
 import pytest
 
 from stamina_gym.agents import AgentError, make_agent
+from stamina_gym.agents.view import view_for
 from stamina_gym.errors import ConfigError
 from stamina_gym.harness import Recorder, run_episode
 from tests.conftest import mini_env
@@ -119,7 +120,7 @@ def test_command_agent_that_hangs_is_stopped(tmp_path):
     agent = make_agent("command", command=f"{sys.executable} -c 'import time; time.sleep(60)'", timeout=0.5)
     env = mini_env()
     env.reset(seed=0)
-    agent.reset(env)
+    agent.reset(view_for(agent, env))
     with pytest.raises(AgentError, match="no action within"):
         agent.act(env.reset(seed=0)[0])
     agent.close()
@@ -143,7 +144,7 @@ def test_a_start_at_turn_50_is_the_oracles_state_after_49_turns(todo_oracle_epis
         assert info["turn"] == info["start_turn"] == 50 and int(observation["turn"]) == 49
         assert inner.workspace.head() == records[48]["commit"]
         agent = make_agent("oracle")
-        agent.reset(env)
+        agent.reset(view_for(agent, env))
         while True:
             observation, reward, terminated, truncated, info = env.step(agent.act(observation))
             if "grade" in info:

@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                    "interfaces", "costs")),
     ("env", ("env", "chat", "validate", "authoring")),
     ("agents", ("agents",)),
-    ("drivers", ("harness", "rollout", "evaluation", "integrations")),
+    ("drivers", ("play", "harness", "rollout", "evaluation", "integrations")),
     ("cli", ("cli", "__main__")),
 ]  # fmt: skip
 

@@ -37,7 +37,7 @@ class CommandAgent:
         self._proc: subprocess.Popen | None = None
         self._reward, self._info = 0.0, {}
 
-    def reset(self, env: Any) -> None:
+    def reset(self, view: Any) -> None:
         self.close()
         try:
             self._proc = subprocess.Popen(

@@ -102,14 +102,14 @@ class ClarifyPlanGenerateAgent:
             raise ValueError("the cpg agent needs a program, e.g. --agent-arg command='python my_program.py'")
         self.argv = shlex.split(command) if isinstance(command, str) else list(command)
         self.timeout = float(timeout)
-        self._env: Any = None
+        self._view: Any = None
         self._turn: int | None = None
         self._clarify: _Clarify | None = None
         self._pending: list[dict[str, Any]] = []
 
-    def reset(self, env: Any) -> None:
+    def reset(self, view: Any) -> None:
         self.close()
-        self._env, self._turn, self._pending = env.unwrapped, None, []
+        self._view, self._turn, self._pending = view, None, []
 
     # -- the three subcommands ------------------------------------------------------------
 
@@ -144,7 +144,7 @@ class ClarifyPlanGenerateAgent:
         actions.append({"tool": "plan", "steps": steps})
         with tempfile.TemporaryDirectory(prefix="stamina-cpg-") as tmp:
             repo = Path(tmp) / "repo"
-            shutil.copytree(self._env.workspace.path, repo, symlinks=True)
+            shutil.copytree(self._view.tree, repo, symlinks=True)
             patch = self._run("generate", {"request": request, "summary": summary, "plan": plan, "repo": str(repo)}, cwd=repo)
         if patch.strip():
             actions.append({"tool": "apply_patch", "patch": patch})

@@ -93,8 +93,8 @@ class FlawedOracle(OracleAgent):
         self._missed: list[int] = []
         self._saved: dict[str, str] = {}  # path -> its text before a mutation, put back next turn
 
-    def reset(self, env: Any) -> None:
-        super().reset(env)
+    def reset(self, view: Any) -> None:
+        super().reset(view)
         self._missed, self._saved = [], {}
 
     def flawed(self, turn: int) -> bool:
@@ -107,24 +107,24 @@ class FlawedOracle(OracleAgent):
         put_back = [{"tool": "write_file", "path": path, "content": text} for path, text in self._saved.items()]
         self._saved = {}
         if not self.flawed(turn):
-            catch_up = [{"tool": "apply_patch", "patch": self._env.reference_patch(t)} for t in self._missed]
+            catch_up = [{"tool": "apply_patch", "patch": self._view.reference_patch(t)} for t in self._missed]
             self._missed = []
             return put_back + catch_up + super().turn_actions(turn)
         if self.flaw == "skip":
             self._missed.append(turn)
             return put_back + [{"tool": "submit"}]
         work, submit = super().turn_actions(turn)[:-1], {"tool": "submit"}
-        patch = self._env.reference_patch(turn)
+        patch = self._view.reference_patch(turn)
         if self.flaw == "debt":
             helper = posixpath.join(posixpath.dirname(turn_module(patch)), f"legacy_{turn + 1}.py")
             return put_back + work + [{"tool": "write_file", "path": helper, "content": DEBT_MODULE}, submit]
-        earlier = [self._env.reference_patch(t) for t in range(turn)] if self.flaw == "break" else [patch]
+        earlier = [self._view.reference_patch(t) for t in range(turn)] if self.flaw == "break" else [patch]
         return put_back + work + [lambda: self._mutate(earlier, turn), submit]
 
     def _mutate(self, patches: list[str], turn: int) -> dict[str, Any]:
         """A write of one file with one line that ``patches`` added mutated (the last patch
         first), its text saved to be put back; a look at the tree when no line can be."""
-        root = self._env.workspace.path
+        root = self._view.tree
         for patch in reversed(patches):
             for path, added in sorted(_added_texts(patch).items()):
                 file = root / path
@@ -175,7 +175,7 @@ class WreckAgent(OracleAgent):
         return False
 
     def turn_actions(self, turn: int) -> list[Any]:
-        path = turn_module(self._env.reference_patch(turn))
+        path = turn_module(self._view.reference_patch(turn))
         return [{"tool": "write_file", "path": path, "content": "def broken(:\n"}, {"tool": "submit"}]
 
 
@@ -189,7 +189,7 @@ class TamperAgent(OracleAgent):
         return False
 
     def turn_actions(self, turn: int) -> list[Any]:
-        path = turn_module(self._env.reference_patch(turn))
+        path = turn_module(self._view.reference_patch(turn))
         return [{"tool": "write_file", "path": path, "content": TAMPER_MODULE}, {"tool": "submit"}]
 
 

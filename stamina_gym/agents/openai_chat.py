@@ -123,11 +123,11 @@ class OpenAIChatAgent:
         """This episode's model calls, in order (see the module docstring)."""
         self._trimmed = False
 
-    def reset(self, env: Any) -> None:
+    def reset(self, view: Any) -> None:
         self._reset_state()
         from stamina_gym.chat import chat_system_prompt
 
-        phase = env.unwrapped.task.phase(1) if hasattr(env, "unwrapped") else "main"
+        phase = view.phase(1) if hasattr(view, "phase") else "main"
         self._system = {"role": "system", "content": chat_system_prompt(phase)}
 
     # -- the loop -----------------------------------------------------------------------

@@ -6,43 +6,37 @@ from __future__ import annotations
 
 from typing import Any
 
+from stamina_gym.agents.view import ReferenceView
+
 
 class OracleAgent:
-    """Plays every turn perfectly. Reads the task: privileged. On a turn with a hidden spec
+    """Plays every turn perfectly. Reads the reference solution (``ReferenceView``): privileged. On a turn with a hidden spec
     it first asks about each key point no earlier question touched (the point's first
     phrasing), then submits the first reference plan if the turn has one, then applies
     the reference patch and submits."""
 
     name = "oracle"
+    privileged = True
 
     def __init__(self) -> None:
-        self._env: Any = None
+        self._view: ReferenceView | None = None
         self._turn: int | None = None
         self._queue: list[dict[str, Any]] = []
 
-    def reset(self, env: Any) -> None:
-        self._env, self._turn, self._queue = env.unwrapped, None, []
+    def reset(self, view: ReferenceView) -> None:
+        self._view, self._turn, self._queue = view, None, []
 
     def _next_question(self) -> dict[str, Any] | None:
-        dialogue = self._env.dialogue
-        spec = dialogue.turn.spec.spec if dialogue else None
-        if spec is None:
-            return None
-        touched = {p for q in dialogue.questions for p in q.points}
-        for point in spec.key_points:
-            if point.id not in touched:
-                return {"tool": "ask", "question": point.phrasings[0]}
-        return None
+        open_points = self._view.open_key_points()
+        return {"tool": "ask", "question": open_points[0]} if open_points else None
 
     def turn_actions(self, turn: int) -> list[Any]:
         """What the turn's work is after the questions: the reference plan, if the turn has
         one, the reference patch and the submit. An entry may be a function that makes the
         action when its time comes (it reads the tree as the earlier actions left it)."""
-        spec = self._env.turns[turn].spec
-        actions: list[Any] = []
-        if spec.reference_plans:
-            actions.append({"tool": "plan", "steps": [s.model_dump() for s in spec.reference_plans[0].steps]})
-        return actions + [{"tool": "apply_patch", "patch": self._env.reference_patch(turn)}, {"tool": "submit"}]
+        plan = self._view.reference_plan(turn)
+        actions: list[Any] = [{"tool": "plan", "steps": plan}] if plan else []
+        return actions + [{"tool": "apply_patch", "patch": self._view.reference_patch(turn)}, {"tool": "submit"}]
 
     def asks(self, turn: int) -> bool:
         """Whether the turn starts with the key questions."""
@@ -63,7 +57,7 @@ class OracleAgent:
         return action() if callable(action) else action
 
     def close(self) -> None:
-        self._env = None
+        self._view = None
 
 
 class NullAgent:
@@ -71,7 +65,7 @@ class NullAgent:
 
     name = "null"
 
-    def reset(self, env: Any) -> None:
+    def reset(self, view: Any) -> None:
         pass
 
     def act(self, observation: dict[str, Any]) -> dict[str, Any]:

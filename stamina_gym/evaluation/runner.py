@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 import stamina_gym
-from stamina_gym.agents import AgentError, make_agent
+from stamina_gym.agents import AgentError, has_hook, hook, make_agent
 from stamina_gym.errors import ConfigError, StaminaError
 from stamina_gym.grading.grade import voids_reward
+from stamina_gym.play import Observer, Step, play
 from stamina_gym.evaluation.budget import BudgetExceeded, ModelMeter, ModelUsage
 from stamina_gym.evaluation.config import (
     AgentSpec, EvalConfig, digest, explain_difference, frozen_rules, prompt_templates_digest, tree_digest,
@@ -211,7 +212,7 @@ class Evaluation:
         calls_log: JsonLines | None = None
         try:
             agent = make_agent(spec.name, **spec.args)
-            if hasattr(agent, "on_call"):  # each model call's exact request and reply, as it is made
+            if has_hook(agent, "on_call"):  # each model call's exact request and reply, as it is made
                 calls_log = JsonLines(folder / "model_calls.jsonl", self.redact)
                 agent.on_call = calls_log.append
             episode = _Episode(self, env, agent, spec, run, seed, attempt, state, steps_log, turns_log)
@@ -264,13 +265,13 @@ class Evaluation:
 
 
 def agent_identity(spec: AgentSpec, agent: Any, redact: Redactor) -> dict[str, Any]:
-    own = agent.describe() if hasattr(agent, "describe") else {}
+    own = agent.describe() if has_hook(agent, "describe") else {}
     return {
         "name": spec.name,
         "label": spec.label,
         "class": f"{type(agent).__module__}.{type(agent).__qualname__}",
-        "level": getattr(agent, "level", AGENT_LEVELS.get(spec.name, "system")),
-        "version": getattr(agent, "version", stamina_gym.__version__),
+        "level": hook(agent, "level", AGENT_LEVELS.get(spec.name, "system")),
+        "version": hook(agent, "version", stamina_gym.__version__),
         "config": redact({**spec.args, **own}),
         "config_digest": digest(redact({**spec.args, **own})),
     }
@@ -316,8 +317,9 @@ def _rusage() -> dict[str, float]:
     }
 
 
-class _Episode:
-    """One attempt's episode loop, from reset or from a restored turn."""
+class _Episode(Observer):
+    """One attempt's episode, from reset or from a restored turn: the observer of the loop
+    (``stamina_gym.play``) that keeps its records, its model budget and its progress."""
 
     def __init__(self, ev: Evaluation, env: Any, agent: Any, spec: AgentSpec, run: int, seed: int, attempt: int,
                  state: _Resume, steps_log: JsonLines, turns_log: JsonLines) -> None:  # fmt: skip
@@ -330,12 +332,17 @@ class _Episode:
 
     def play(self, folder: Path) -> tuple[str | None, str | None]:
         """Returns (invalid reason, budget or protocol reason the episode ended on)."""
-        env, agent, state = self.env, self.agent, self.state
-        observation, _ = env.reset(seed=self.seed)
-        inner = env.unwrapped
-        passing: frozenset[str] = frozenset()
-        commit = inner.workspace.head()
+        self.folder, self.invalid, self.ended = folder, None, None
+        play(self.env, self.agent, [self], seed=self.seed)
+        return self.invalid, self.ended
+
+    # -- the observer of the loop (stamina_gym.play) --------------------------------------
+
+    def start(self, env: Any, agent: Any, observation: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
+        state, inner, folder = self.state, env.unwrapped, self.folder
+        self.commit = inner.workspace.head()
         if state.turns:
+            passing: frozenset[str] = frozenset()
             for record in state.turns:
                 if not voids_reward(record["failure_class"]):
                     passing = frozenset(record["passing"])
@@ -346,67 +353,68 @@ class _Episode:
             if commits != recorded:
                 raise StaminaError(f"{folder}: replaying the recorded patches gives commits {commits}, the records say "
                                    f"{recorded}; the records do not reproduce the run")  # fmt: skip
-            commit = commits[-1]
+            self.commit = commits[-1]
         if not (folder / "run.json").exists():
             write_json(folder / "run.json", self._header(inner), self.ev.redact)
-        if hasattr(agent, "attach_meter"):
-            agent.attach_meter(self.meter)
-        agent.reset(env)
-        step_no = state.steps
-        turn = self._new_turn(observation)
-        while True:
-            index = int(observation["turn"])
-            think_start = time.monotonic()
-            usage_before = self.meter.snapshot()
-            try:
-                action = agent.act(observation)
-            except BudgetExceeded as exc:
-                return None, self._end_turn(turn, step_no, "framework", exc.budget, str(exc))
-            except AgentError as exc:
-                return None, self._end_turn(turn, step_no, "framework", "agent_error", str(exc))
-            think = time.monotonic() - think_start
-            if self.meter.overrun:
-                return None, self._end_turn(turn, step_no, "framework", self.meter.overrun,
-                                            "the agent called the model past its budget")  # fmt: skip
-            started = time.monotonic()
-            observation, reward, terminated, truncated, info = env.step(action)
-            duration = time.monotonic() - started
-            step_no += 1
-            if hasattr(agent, "observe"):
-                agent.observe(reward, info)
-            output = observation["output"]
-            code, timed_out = exit_status(output) if info.get("tool") in ("run", "run_tests") else (None, False)
-            tool = info.get("tool")
-            self.steps_log.append({
-                "step": step_no, "turn": index + 1, "time": iso(time.time()), "tool": tool, "action": action,
-                "ok": info.get("ok"), "exit_code": code, "timed_out": timed_out, "duration_s": round(duration, 4),
-                "think_s": round(think, 4), "reward": reward, "model": self.meter.snapshot().minus(usage_before),
-                "output": output, "info": {k: v for k, v in info.items() if k != "grade"},
-            })  # fmt: skip
-            turn["steps"] += 1
-            turn["reward"] += reward
-            if tool and tool != "submit":
-                turn["tools"][tool] = turn["tools"].get(tool, 0) + 1
-                turn["failed_tool_calls"] += not info.get("ok", False)
-            if tool == "run_tests" or (tool == "run" and isinstance(action, dict) and "pytest" in str(action.get("command", ""))):
-                turn["test_runs"] += 1
-                turn["public_tests"] = {"step": step_no, "exit_code": code, "counts": _pytest_counts(output)}
-            if tool == "ask" and isinstance(action, dict):
-                turn["questions"].append(str(action.get("question", "")))
-            if info.get("infrastructure_error"):
-                return f"infrastructure in turn {index + 1}: {info['infrastructure_error']}", None
-            if "grade" in info:
-                commit = self._graded_turn(turn, info, commit, output, step_no)
-                if info["grade"]["failure_class"] in INVALID_CLASSES:
-                    return f"infrastructure in turn {index + 1}: {info['grade']['detail']}", None
-                if not terminated:
-                    turn = self._new_turn(observation)
-            if terminated:
-                return None, None
-            if truncated:
-                budget = info.get("budget", "max_episode_steps")
-                return None, self._end_turn(turn, step_no, "timeout" if budget == "wall_clock_s" else "framework", budget,
-                                            f"budget {budget} spent before the turn was submitted")  # fmt: skip
+        attach = hook(agent, "attach_meter")
+        if attach is not None:
+            attach(self.meter)
+        self.step_no = state.steps
+        self.turn = self._new_turn(observation)
+        return observation
+
+    def before_act(self, observation: dict[str, Any]) -> None:
+        self.usage_before = self.meter.snapshot()
+
+    def agent_failed(self, observation: dict[str, Any], error: AgentError) -> None:
+        reason = error.budget if isinstance(error, BudgetExceeded) else "agent_error"
+        self.ended = self._end_turn(self.turn, self.step_no, "framework", reason, str(error))
+
+    def after_act(self, observation: dict[str, Any], action: Any, think_s: float) -> bool:
+        if self.meter.overrun:
+            self.ended = self._end_turn(self.turn, self.step_no, "framework", self.meter.overrun,
+                                        "the agent called the model past its budget")  # fmt: skip
+            return True
+        return False
+
+    def step(self, step: Step) -> bool:
+        turn, info, action, index = self.turn, step.info, step.action, step.turn
+        self.step_no += 1
+        step_no = self.step_no
+        output = step.observation["output"]
+        code, timed_out = exit_status(output) if info.get("tool") in ("run", "run_tests") else (None, False)
+        tool = info.get("tool")
+        self.steps_log.append({
+            "step": step_no, "turn": index + 1, "time": iso(time.time()), "tool": tool, "action": action,
+            "ok": info.get("ok"), "exit_code": code, "timed_out": timed_out, "duration_s": round(step.duration_s, 4),
+            "think_s": round(step.think_s, 4), "reward": step.reward, "model": self.meter.snapshot().minus(self.usage_before),
+            "output": output, "info": {k: v for k, v in info.items() if k != "grade"},
+        })  # fmt: skip
+        turn["steps"] += 1
+        turn["reward"] += step.reward
+        if tool and tool != "submit":
+            turn["tools"][tool] = turn["tools"].get(tool, 0) + 1
+            turn["failed_tool_calls"] += not info.get("ok", False)
+        if tool == "run_tests" or (tool == "run" and isinstance(action, dict) and "pytest" in str(action.get("command", ""))):
+            turn["test_runs"] += 1
+            turn["public_tests"] = {"step": step_no, "exit_code": code, "counts": _pytest_counts(output)}
+        if tool == "ask" and isinstance(action, dict):
+            turn["questions"].append(str(action.get("question", "")))
+        if info.get("infrastructure_error"):
+            self.invalid = f"infrastructure in turn {index + 1}: {info['infrastructure_error']}"
+            return True
+        if "grade" in info:
+            self.commit = self._graded_turn(turn, info, self.commit, output, step_no)
+            if info["grade"]["failure_class"] in INVALID_CLASSES:
+                self.invalid = f"infrastructure in turn {index + 1}: {info['grade']['detail']}"
+                return True
+            if not step.terminated:
+                self.turn = self._new_turn(step.observation)
+        if step.truncated and not step.terminated:
+            budget = info.get("budget", "max_episode_steps")
+            self.ended = self._end_turn(self.turn, step_no, "timeout" if budget == "wall_clock_s" else "framework", budget,
+                                        f"budget {budget} spent before the turn was submitted")  # fmt: skip
+        return False
 
     def _header(self, inner: Any) -> dict[str, Any]:
         from stamina_gym.tools import TOOLS

@@ -24,6 +24,9 @@ from typing import Any
 
 import numpy as np
 
+from stamina_gym.agents import has_hook, hook
+from stamina_gym.play import Observer, Step, play
+
 #: Fields that tell how an episode ran rather than what happened in it.
 OPERATIONAL_FIELDS = ("duration_s", "worker", "cache_hits", "cache_misses", "grading_cache")
 
@@ -124,44 +127,54 @@ def _observation(observation: dict[str, Any]) -> dict[str, Any]:
     return {key: (int(value) if key == "turn" else str(value)) for key, value in observation.items()}
 
 
+class _Rows(Observer):
+    """``collect``'s observer: the rows of the record's ``steps``, the reset's first."""
+
+    def __init__(self) -> None:
+        self.steps: list[dict[str, Any]] = []
+        self.variants: list[int] = []
+        self.made_by: int | None = None
+
+    def start(self, env: Any, agent: Any, observation: dict, info: dict) -> None:
+        self.agent = agent
+        self.variants = list(info.get("variants", []))
+        self.steps.append(_step_row(0, observation, None, 0.0, False, False, info, int(observation["turn"])))
+
+    def after_act(self, observation: dict, action: Any, think_s: float) -> bool:
+        calls = hook(self.agent, "calls")
+        self.made_by = len(calls) - 1 if calls else None  # the model call behind the action
+        return False
+
+    def step(self, step: Step) -> bool:
+        row = _step_row(len(self.steps), step.observation, step.action, step.reward, step.terminated, step.truncated,
+                        step.info, step.turn)  # fmt: skip
+        row["model_call"] = self.made_by
+        self.steps.append(row)
+        return False
+
+
 def play_episode(env: Any, agent: Any, *, episode: int, seed: int, options: dict | None = None) -> dict[str, Any]:
-    """Play one episode; never raises for a broken agent or env (see the module doc)."""
+    """Play one episode (``stamina_gym.play``) into a record; never raises for a broken
+    agent or env (see the module doc)."""
     import gymnasium
 
     import stamina_gym
-    from stamina_gym.agents import AgentError
     from stamina_gym.chat import episode_messages
     from stamina_gym.tools import openai_tools
     from stamina_gym.grading.cache import grader_identity
 
     inner = env.unwrapped
     started = time.monotonic()
-    steps: list[dict[str, Any]] = []
+    rows = _Rows()
     failure_class, failure = None, None
-    variants: list[int] = []
     try:
-        observation, info = env.reset(seed=seed, options=options)
-        variants = list(info.get("variants", []))
-        agent.reset(env)
-        steps.append(_step_row(0, observation, None, 0.0, False, False, info, int(observation["turn"])))
-        while True:
-            turn = int(observation["turn"])
-            try:
-                action = agent.act(observation)
-            except AgentError as exc:
-                failure_class, failure = "framework", str(exc)
-                break
-            made_by = len(agent.calls) - 1 if getattr(agent, "calls", None) else None  # the model call behind it
-            observation, reward, terminated, truncated, info = env.step(action)
-            if hasattr(agent, "observe"):
-                agent.observe(reward, info)
-            steps.append(_step_row(len(steps), observation, action, reward, terminated, truncated, info, turn))
-            steps[-1]["model_call"] = made_by
-            if terminated or truncated:
-                break
+        played = play(env, agent, [rows], seed=seed, options=options)
+        if played.error is not None:
+            failure_class, failure = "framework", str(played.error)
     except Exception as exc:  # noqa: BLE001 - a broken episode is recorded, not raised
         failure_class = "infrastructure"
         failure = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=-3)}"
+    steps, variants = rows.steps, rows.variants
     grades = [s["info"]["grade"] for s in steps if "grade" in s["info"]]
     submit_rewards = [s["reward"] for s in steps if "grade" in s["info"]]
     turn_rewards: dict[int, float] = {}
@@ -179,10 +192,10 @@ def play_episode(env: Any, agent: Any, *, episode: int, seed: int, options: dict
         "start_turn": int(steps[0]["info"].get("start_turn", 1)) if steps else 1,
         "steps": steps,
         # what a model agent really exchanged, else the conversation rebuilt from the steps
-        "messages": agent.conversation() if hasattr(agent, "conversation") else episode_messages(steps),
-        "messages_source": "model" if hasattr(agent, "conversation") else "rebuilt",
-        "tools": json.dumps(getattr(agent, "tools", None) or openai_tools()),
-        "model_calls": list(getattr(agent, "calls", None) or []),
+        "messages": agent.conversation() if has_hook(agent, "conversation") else episode_messages(steps),
+        "messages_source": "model" if has_hook(agent, "conversation") else "rebuilt",
+        "tools": json.dumps(hook(agent, "tools") or openai_tools()),
+        "model_calls": list(hook(agent, "calls") or []),
         "turn_rewards": [round(turn_rewards[t], 6) for t in sorted(turn_rewards)],
         "submit_rewards": [round(r, 6) for r in submit_rewards],
         "turn_failure_classes": [g["failure_class"] for g in grades],

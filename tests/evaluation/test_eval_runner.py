@@ -169,6 +169,14 @@ def test_redactor_covers_environment_config_and_nested_values():
     assert redact("/usr/bin:/bin 4096") == "/usr/bin:/bin 4096"
 
 
+def test_redactor_leaves_a_test_named_like_a_secret_alone():
+    """A grade keyed by test ids: ``...::test_locked_even_with_the_right_password`` is not a
+    setting, and its outcome is not a secret (the records once hid it)."""
+    redact = Redactor.for_config({}, environ={})
+    tests = {"02-login/test_lockout.py::test_locked_even_with_the_right_password": "passed", "api_token": "t0ps3cr3t"}
+    assert redact({"tests": tests}) == {"tests": {**tests, "api_token": "[REDACTED]"}}
+
+
 def _cli(out: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "stamina_gym.cli", "eval", "--agent", "oracle", "--tasks", str(MINI), "--env", ENV_ID,
             "--runs", "2", "--out", str(out), *extra]  # fmt: skip
