@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 
-from stamina_gym.grading import harness, runner
+from stamina_gym import hidden_runner as runner
+from stamina_gym.grading import harness
 from tests.conftest import act
 
 #: At import: note whether a process or a file left by an earlier grading run is still

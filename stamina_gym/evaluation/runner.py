@@ -27,12 +27,12 @@ from typing import Any, Callable
 import stamina_gym
 from stamina_gym.agents import AgentError, has_hook, hook, make_agent
 from stamina_gym.errors import ConfigError, StaminaError
-from stamina_gym.grading.grade import voids_reward
-from stamina_gym.play import Observer, Step, play
 from stamina_gym.evaluation.budget import BudgetExceeded, ModelMeter, ModelUsage
 from stamina_gym.evaluation.config import (
     AgentSpec, EvalConfig, digest, explain_difference, frozen_rules, prompt_templates_digest, tree_digest,
 )  # fmt: skip
+from stamina_gym.grading.grade import voids_reward
+from stamina_gym.play import Observer, Step, play
 from stamina_gym.records import JsonLines, Redactor, read_json, read_lines, rewrite_lines, write_json
 
 #: What kind of contestant each built-in agent is (an agent class may say so itself).
@@ -216,7 +216,7 @@ class Evaluation:
                 calls_log = JsonLines(folder / "model_calls.jsonl", self.redact)
                 agent.on_call = calls_log.append
             episode = _Episode(self, env, agent, spec, run, seed, attempt, state, steps_log, turns_log)
-            invalid, ended = episode.play(folder)
+            invalid, ended = episode.play_into(folder)
         except (StaminaError, OSError) as exc:
             if isinstance(exc, ConfigError) or agent is None:
                 raise
@@ -330,8 +330,9 @@ class _Episode(Observer):
         spent = ModelUsage(**{k: sum(t.get("model", {}).get(k, 0) for t in state.turns) for k in ModelUsage.__dataclass_fields__})
         self.meter = ModelMeter(budgets.max_model_calls, budgets.max_model_tokens, spent)
 
-    def play(self, folder: Path) -> tuple[str | None, str | None]:
-        """Returns (invalid reason, budget or protocol reason the episode ended on)."""
+    def play_into(self, folder: Path) -> tuple[str | None, str | None]:
+        """Play the attempt into ``folder``; returns (invalid reason, budget or protocol
+        reason the episode ended on)."""
         self.folder, self.invalid, self.ended = folder, None, None
         play(self.env, self.agent, [self], seed=self.seed)
         return self.invalid, self.ended
