@@ -191,6 +191,25 @@ def test_a_listing_question_gets_at_most_two_points():
     assert info["dialogue"]["questions"][0]["points"] == ["empty"] and output == "An empty input raises ValueError."
 
 
+def test_a_symlinked_folder_does_not_read_host_files_into_the_next_prompt(tmp_path):
+    """The attack: the agent makes ``calc`` a link to a host folder, so that the bug report
+    of turn 2, which names a function and a file found in ``calc/*.py``, would name what
+    the host's files hold there (hidden tests, other tasks). Links are never followed:
+    the prompt names the defaults."""
+    outside = tmp_path / "host"
+    outside.mkdir()
+    (outside / "host_secret.py").write_text("def mean_of_the_host_secret():\n    return 1\n")
+    env = chat_env()
+    env.reset(seed=0)
+    output, _, _ = act(env, tool="run", command=f"rm -rf calc && ln -s {outside} calc && ls -l calc")
+    assert str(outside) in output
+    observation, _, _ = submit(env)
+    env.close()
+    prompt = observation["prompt"]
+    assert "mean_of_the_host_secret" not in prompt and "host_secret.py" not in prompt
+    assert "mean in calc/stats.py breaks" in prompt or "mean (calc/stats.py)" in prompt
+
+
 def test_the_bug_report_names_the_agents_own_code_and_pastes_its_real_output(backend):
     env = chat_env(sandbox={"kind": backend})  # the script runs on the sandbox's own Python
     env.reset(seed=0)

@@ -12,13 +12,15 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import jinja2
 
-from stamina_gym import pyast
-from stamina_gym.errors import TaskError
+from stamina_gym import pyast, safetree
+from stamina_gym.errors import TaskError, TreeTooLarge
+from stamina_gym.safetree import MAX_FILES
 from stamina_gym.task import RepoVariable, Turn
 
 @functools.lru_cache(maxsize=1)
@@ -50,23 +52,44 @@ def pick_values(turn: Turn, draw) -> dict[str, str]:
     return {name: spec[draw(len(spec))] for name, spec in sorted(turn.spec.variables.items()) if isinstance(spec, tuple)}
 
 
-def _python_files(root: Path, glob: str) -> Iterable[Path]:
-    return sorted(p for p in root.glob(glob) if p.is_file() and not p.is_symlink() and "__pycache__" not in p.parts)
+def _glob_match(parts: list[str], pattern: list[str]) -> bool:
+    """``Path.glob``'s matching of one relative path (split at ``/``): ``*`` stays within
+    a name, ``**`` spans any number of folders, none included."""
+    if not pattern:
+        return not parts
+    if pattern[0] == "**":
+        return any(_glob_match(parts[i:], pattern[1:]) for i in range(len(parts) + 1))
+    return bool(parts) and fnmatchcase(parts[0], pattern[0]) and _glob_match(parts[1:], pattern[1:])
+
+
+def _python_files(root: Path, glob: str) -> list[safetree.Entry]:
+    """The regular files under ``root`` that ``glob`` matches, in ``Path.glob``'s sorted
+    order. Symlinks are never followed: a link to a folder outside the tree must not let
+    the agent read names out of the host's files through its next prompt. Past the work
+    tree's caps, none."""
+    pattern = glob.split("/")
+    skip = lambda folder, names: {name for name in names if name == "__pycache__"}  # noqa: E731
+    try:
+        found = [entry for entry in safetree.walk(root, skip, max_files=MAX_FILES)
+                 if entry.kind == "file" and _glob_match(entry.rel.split("/"), pattern)]  # fmt: skip
+    except TreeTooLarge:
+        return []
+    return sorted(found, key=lambda entry: entry.rel.split("/"))
 
 
 def repo_value(variable: RepoVariable, root: Path) -> str:
     """A file or function name found in the agent's repository (the work tree at
     ``root``), else the default."""
     pattern = re.compile(variable.pattern)
-    for path in _python_files(root, variable.glob):
-        rel = path.relative_to(root).as_posix()
+    for entry in _python_files(root, variable.glob):
+        rel = entry.rel
         if variable.source == "file":
             if pattern.search(rel):
                 return rel
             continue
         try:
-            tree = pyast.parse(path.read_bytes(), filename=rel)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = pyast.parse(safetree.read_bytes(entry.path), filename=rel)
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and pattern.search(node.name):
