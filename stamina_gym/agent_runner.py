@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Sequence
 
 from stamina_gym.errors import SandboxError
-from stamina_gym.grading import harness as harness_program
+from stamina_gym.grading import HARNESS_PROGRAM
 from stamina_gym.grading.harness import MARKER
 from stamina_gym.sandbox import PYTEST_ENVIRONMENT, REPO_MOUNT, Mount, RunResult, Sandbox
 from stamina_gym.sandbox.output import HARD_OUTPUT_LIMIT, Capture
@@ -69,7 +69,7 @@ def _harness_folder() -> Path:
     """A folder of this process holding only the harness, readable by the sandbox user."""
     if not _FOLDER:
         folder = Path(tempfile.mkdtemp(prefix="stamina-gym-harness-"))
-        shutil.copyfile(harness_program.__file__, folder / "harness.py")
+        shutil.copyfile(HARNESS_PROGRAM, folder / "harness.py")
         os.chmod(folder, 0o755)
         os.chmod(folder / "harness.py", 0o644)
         atexit.register(shutil.rmtree, folder, True)

@@ -31,7 +31,7 @@ from stamina_gym import pyast, safetree
 from stamina_gym.errors import SandboxError, TreeTooLarge
 from stamina_gym.grading import canaries as canary_plan
 from stamina_gym.grading.grade import Canaries
-from stamina_gym.grading import harness as harness_program
+from stamina_gym.grading import HARNESS_PROGRAM
 from stamina_gym.grading.harness import MARKER
 from stamina_gym.grading.hidden import COPY_MAX_BYTES, COPY_MAX_FILES, HiddenRun, not_graded
 from stamina_gym.grading.report import Outcome
@@ -40,8 +40,6 @@ from stamina_gym.sandbox.service import LineService
 from stamina_gym.task import Task, Turn
 
 GRADE_MOUNT = "/grade"
-#: The program the sandbox runs (it imports nothing of this package).
-HARNESS_PROGRAM = Path(harness_program.__file__)
 
 
 def copy_source(src: Path, dst: Path) -> None:

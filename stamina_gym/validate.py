@@ -96,11 +96,12 @@ def validate_task(
                 continue
             sandbox.prepare(workspace.path)
             found = _check_state(task, state, workspace, sandbox, root, params)
+            tree: dict[str, str] = {}
             if state > 0:
                 turn, tree = task.turns[state - 1], _texts(workspace)
                 found += _check_conventions(task, turn, workspace, tree)
                 found += _check_interfaces(task, turn, tree, params)
-            found += [Problem(turn, message) for turn, message in _check_dialogue(task, state, workspace, sandbox, root)]
+            found += [Problem(turn, message) for turn, message in _check_dialogue(task, state, workspace, sandbox, root, tree)]
             problems += found
             progress(f"state after turn {state:>3}/{len(task.turns)}: " + ("ok" if not found else f"{len(found)} problem(s)"))
     finally:
@@ -276,10 +277,12 @@ def task_counts(task: Task) -> dict[str, object]:
     }
 
 
-def _check_dialogue(task: Task, state: int, workspace: Workspace, sandbox: Sandbox, scratch: Path) -> list[tuple[int, str]]:
-    """The dialogue data's checks at the state after turn ``state``, with the reproduction
-    scripts of this turn and the next run here for them."""
+def _check_dialogue(task: Task, state: int, workspace: Workspace, sandbox: Sandbox, scratch: Path,
+                    tree: Mapping[str, str]) -> list[tuple[int, str]]:  # fmt: skip
+    """The dialogue data's checks at the state after turn ``state`` (``tree``: its files'
+    text, as read for the other checks), with the reproduction scripts of this turn and
+    the next run here for them."""
     near = [task.turns[i] for i in (state - 1, state) if 0 <= i < len(task.turns)]
     repro = {turn.index: run_repro_result(turn, workspace.path, sandbox, scratch) for turn in near if turn.spec.repro}
-    sources = {workspace.relative(p): p.read_text(encoding="utf-8", errors="replace") for p in workspace.files() if p.suffix == ".py"}
+    sources = {rel: text for rel, text in tree.items() if rel.endswith(".py")}
     return check_dialogue_state(task, state, sources, repro)

@@ -74,12 +74,12 @@ def hook(agent: Any, name: str, default: Any = None) -> Any:
     return getattr(agent, name, default)
 
 
+_ABSENT = object()
+
+
 def has_hook(agent: Any, name: str) -> bool:
     """Whether the agent defines the hook ``name`` (declared in ``OptionalHooks``)."""
     return hook(agent, name, _ABSENT) is not _ABSENT
-
-
-_ABSENT = object()
 
 
 class AgentError(Exception):

@@ -67,3 +67,9 @@ Not defended
   checks; on Python 3.13 and later ``f_locals`` also writes through to the frame.
 * Timing and other low-bandwidth channels out of the grading run.
 """
+
+from pathlib import Path
+
+#: The program that runs in the sandbox (it imports nothing of this package): each runner
+#: copies it where the sandbox can read it.
+HARNESS_PROGRAM = Path(__file__).with_name("harness.py")
