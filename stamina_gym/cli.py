@@ -22,20 +22,28 @@ def _parse_agent_args(pairs: list[str]) -> dict[str, str]:
     return kwargs
 
 
-def cmd_run(args: argparse.Namespace) -> int:
+def _use_env(env_id: str, task_folders: list[str]) -> None:
+    """Register the envs of the extra task folders, then check that ``env_id`` is one."""
     import gymnasium as gym
 
     import stamina_gym
-    from stamina_gym.agents import make_agent
-    from stamina_gym.harness import TABLE_HEADER, Recorder, format_turn_row, run_header, run_episode
     from stamina_gym.registry import unknown_name
 
-    if args.tasks:
-        os.environ["STAMINA_GYM_TASKS"] = os.pathsep.join([*args.tasks, os.environ.get("STAMINA_GYM_TASKS", "")])
+    if task_folders:
+        os.environ["STAMINA_GYM_TASKS"] = os.pathsep.join([*task_folders, os.environ.get("STAMINA_GYM_TASKS", "")])
         stamina_gym.register_envs()
-    if args.env not in gym.registry:
+    if env_id not in gym.registry:
         ours = [k for k, v in gym.registry.items() if v.entry_point == stamina_gym.ENTRY_POINT]
-        raise StaminaError(unknown_name("env", args.env, ours))
+        raise StaminaError(unknown_name("env", env_id, ours))
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import gymnasium as gym
+
+    from stamina_gym.agents import make_agent
+    from stamina_gym.harness import TABLE_HEADER, Recorder, format_turn_row, run_header, run_episode
+
+    _use_env(args.env, args.tasks)
     agent = make_agent(args.agent, **_parse_agent_args(args.agent_arg))
     overrides = {"max_turns": args.turns} if args.turns else {}
     if args.user:
@@ -222,11 +230,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
     from stamina_gym.rollout import RolloutSpec, collect
     from stamina_gym.rollout.datasets import write_parquet
 
-    if args.tasks:
-        import stamina_gym
-
-        os.environ["STAMINA_GYM_TASKS"] = os.pathsep.join([*args.tasks, os.environ.get("STAMINA_GYM_TASKS", "")])
-        stamina_gym.register_envs()
+    _use_env(args.env, args.tasks)
     backend = args.backend
     if backend == "auto":
         backend = "ray" if args.ray or args.workers > 1 else "inline"
@@ -373,6 +377,33 @@ def cmd_costs(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    """OpenEnv's server for ``args.env`` until interrupted (Ctrl-C or SIGTERM closes every session's env)."""
+    _use_env(args.env, args.tasks)
+    try:
+        import uvicorn
+
+        from stamina_gym.integrations.openenv import make_app
+    except ImportError as exc:
+        raise StaminaError(f"serve needs the serve extra: pip install 'stamina-gym[serve]' ({exc})") from exc
+    make_kwargs: dict = {"action_format": args.action_format}
+    if args.turns:
+        make_kwargs["max_turns"] = args.turns
+    if args.sandbox:
+        make_kwargs["sandbox"] = {"kind": args.sandbox}
+    try:
+        app = make_app(args.env, max_sessions=args.max_sessions,
+                       idle_timeout_s=None if args.idle_timeout <= 0 else args.idle_timeout, **make_kwargs)  # fmt: skip
+    except ValueError as exc:
+        raise StaminaError(str(exc)) from exc
+    print(f"serving {args.env} over OpenEnv at http://{args.host}:{args.port} (WebSocket /ws): at most "
+          f"{args.max_sessions} session(s), idle timeout {args.idle_timeout:g} s, action format {args.action_format}",
+          flush=True)  # fmt: skip
+    # uvicorn stops on SIGINT or SIGTERM and then ends the process with that signal.
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    return 0
+
+
 def _key_value(item: str) -> tuple[str, str]:
     key, sep, value = item.partition("=")
     if not sep or not key:
@@ -472,6 +503,21 @@ def build_parser() -> argparse.ArgumentParser:
     cost.add_argument("task", help="task id or folder")
     cost.add_argument("--write", action="store_true", help="store the figures as the task's costs.json")
     cost.set_defaults(func=cmd_costs)
+    serve = sub.add_parser("serve", help="serve an env over OpenEnv's HTTP/WebSocket protocol (needs the serve extra)")
+    serve.add_argument("--env", default="StaminaTodo-v0")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--max-sessions", type=int, default=16, metavar="N",
+                       help="sessions at once, each its own env and sandbox; one more is refused (default 16)")
+    serve.add_argument("--idle-timeout", type=float, default=600.0, metavar="SECONDS",
+                       help="close a session after this long without a message; 0: never (default 600)")
+    serve.add_argument("--action-format", choices=["json", "tolerant"], default="tolerant",
+                       help="how actions are read: json (strict) or tolerant (a model's raw output; default)")
+    serve.add_argument("--turns", type=int, help="episodes of only the first N turns")
+    serve.add_argument("--sandbox", choices=["local", "docker"], help="sandbox backend (default: the env spec's)")
+    serve.add_argument("--tasks", action="append", default=[], metavar="DIR", help="extra task folder (repeatable)")
+    serve.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
+    serve.set_defaults(func=cmd_serve)
     return parser
 
 
