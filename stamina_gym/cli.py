@@ -379,6 +379,8 @@ def cmd_costs(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """OpenEnv's server for ``args.env`` until interrupted (Ctrl-C or SIGTERM closes every session's env)."""
+    import json
+
     _use_env(args.env, args.tasks)
     try:
         import uvicorn
@@ -386,7 +388,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         from stamina_gym.integrations.openenv import make_app
     except ImportError as exc:
         raise StaminaError(f"serve needs the serve extra: pip install 'stamina-gym[serve]' ({exc})") from exc
-    make_kwargs: dict = {"action_format": args.action_format}
+    try:
+        make_kwargs = json.loads(args.make_kwargs)
+    except json.JSONDecodeError as exc:
+        raise StaminaError(f"--make-kwargs is not JSON: {exc}") from exc
+    if not isinstance(make_kwargs, dict):
+        raise StaminaError(f"--make-kwargs must be a JSON object of gym.make keyword arguments, not {args.make_kwargs!r}")
+    make_kwargs["action_format"] = args.action_format
     if args.turns:
         make_kwargs["max_turns"] = args.turns
     if args.sandbox:
@@ -514,6 +522,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--action-format", choices=["json", "tolerant"], default="tolerant",
                        help="how actions are read: json (strict) or tolerant (a model's raw output; default)")
     serve.add_argument("--turns", type=int, help="episodes of only the first N turns")
+    serve.add_argument("--make-kwargs", default="{}", metavar="JSON",
+                       help='more gym.make keyword arguments of every env, e.g. \'{"budgets": {"wall_clock_s": 7200}}\'')
     serve.add_argument("--sandbox", choices=["local", "docker"], help="sandbox backend (default: the env spec's)")
     serve.add_argument("--tasks", action="append", default=[], metavar="DIR", help="extra task folder (repeatable)")
     serve.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
