@@ -269,7 +269,7 @@ class StaminaEnv(gym.Env[dict, str]):
         intro = _intro()
         if start > 1:  # the reference solution of the turns before, as the oracle would have left it
             self._lay_reference(start - 1)
-            self._start_turn_at(start - 1, frozenset(self.task.regression_ids(start)))
+            self._start_turn_at(start - 1, frozenset(self.task.regression_ids(start)), reference=True)
             intro += (f"\n\nThis episode starts at request {start}: the repository holds the reference solution "
                       f"of requests 1-{start - 1}.")  # fmt: skip
         else:
@@ -485,12 +485,12 @@ class StaminaEnv(gym.Env[dict, str]):
         else:
             workspace.checkout(laid[turns - 1])
 
-    def _start_turn_at(self, turn: int, passing: frozenset[str]) -> None:
+    def _start_turn_at(self, turn: int, passing: frozenset[str], *, reference: bool = False) -> None:
         """Begin ``turn`` (0-based) on the tree as it is, ``passing`` the tests that passed
-        at the last submit."""
+        at the last submit; ``reference``: the tree is the reference's after those turns."""
         workspace = self._workspace
         self._sandbox.prepare(workspace.path)
-        self._reviewer.resume_from(workspace.path, submits=turn)
+        self._reviewer.resume_from(workspace.path, submits=turn, reference=reference)
         self._turn, self._turn_start, self._passing = turn, workspace.head(), passing
         self._begin_turn()
 

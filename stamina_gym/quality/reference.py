@@ -77,9 +77,12 @@ class ReferenceTrack:
         self._workspace: Workspace | None = None
         self._state = 0  # turns applied to the work tree
 
-    def snapshot(self, state: int, *, pylint: bool = True, carried: Snapshot | None = None) -> Snapshot:
+    def snapshot(self, state: int, *, pylint: bool = True, carried: Snapshot | None = None,
+                 files: tuple[Mapping[str, bytes], list[str]] | None = None) -> Snapshot:  # fmt: skip
         """The reference after ``state`` turns (0: the seed). Without ``pylint`` the lint
-        note is carried from ``carried``, as the agent's is from its previous state."""
+        note is carried from ``carried``, as the agent's is from its previous state.
+        ``files``: ``read_tree``'s reading of a tree that holds that state already (the
+        caller laid the same patches), measured instead of laying them here."""
         key = (
             str(self.task.root), self.task.meta.version, tuple(sorted(self.params.items())), state, pylint,
             self.meter.exclude, self.meter.max_bytes, self.meter.max_files,
@@ -87,8 +90,9 @@ class ReferenceTrack:
         )  # fmt: skip
         found = _SNAPSHOTS.get(key)
         if found is None:
-            files, skipped = read_tree(self._at(state), self.meter.max_bytes, self.meter.max_files)
-            found = self.meter.measure_files(files, skipped, pylint=pylint)
+            if files is None:
+                files = read_tree(self._at(state), self.meter.max_bytes, self.meter.max_files)
+            found = self.meter.measure_files(*files, pylint=pylint)
             _SNAPSHOTS[key] = found
             while len(_SNAPSHOTS) > _MAX_SNAPSHOTS:
                 _SNAPSHOTS.popitem(last=False)

@@ -21,7 +21,8 @@ from typing import Mapping
 
 from stamina_gym.config import QualityConfig
 from stamina_gym.quality.analyzers import DECODE_ERRORS, decode_python
-from stamina_gym.quality.measure import AnalysisCache, QualityMeter, Snapshot, quality_report, read_tree, score
+from stamina_gym.quality.measure import (PYTHON_SUFFIXES, AnalysisCache, QualityMeter, Snapshot, quality_report, read_tree,
+                                         score)
 from stamina_gym.quality.reference import ReferenceTrack, reference_store
 from stamina_gym.rules import check_rules, matches
 from stamina_gym.task import Task, Turn
@@ -115,31 +116,50 @@ class Reviewer:
         self._reference = ReferenceTrack(task, task.choose_params(lambda n: 0), reference_meter, scratch / "reference")
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="reference-quality")
         self._pending: tuple[int, bool, Future] | None = None
+        self._resumed: Future | None = None
+        """A restored episode's first measures (``resume_from``), until a submit needs them."""
         self._submits = 0
 
     def reset(self, params: Mapping[str, str | int]) -> None:
         """A new episode with these params (the reference is rendered with them)."""
-        self._before = self._reference_before = self._pending = None
+        self._before = self._reference_before = self._pending = self._resumed = None
         self._submits = 0
         if self._reference.params != dict(params):
             track = self._reference
             self._reference = ReferenceTrack(self.task, params, track.meter, track.scratch)
 
-    def resume_from(self, tree: Path, submits: int) -> None:
+    def resume_from(self, tree: Path, submits: int, *, reference: bool = False) -> None:
         """Continue an episode restored after ``submits`` turns: ``tree`` is the state the
-        next turn's quality is measured against."""
+        next turn's quality is measured against; ``reference``: it is the reference's own
+        state after those turns (a start at a later turn), measured there rather than laid
+        again in the reference's work tree. The tree is read now; it is measured on the
+        reference's thread while the agent works, and the first submit waits for it."""
         self._pending = None
-        if self.config.enabled:  # the reference first: its kept analysis serves a tree that is the reference's
-            self._reference_before = self._pool.submit(self._reference.snapshot, submits).result()
-            self._before = self.meter.measure(tree)
         self._submits = submits
+        if self.config.enabled:
+            files, skipped = read_tree(tree, self.meter.max_bytes, self.meter.max_files, suffix=PYTHON_SUFFIXES)
+            self._resumed = self._pool.submit(self._measure_resumed, submits, files, skipped, reference)
+
+    def _measure_resumed(self, submits: int, files: Mapping[str, bytes], skipped: list[str],
+                         reference: bool) -> tuple[Snapshot, Snapshot]:  # fmt: skip
+        """The restored tree's snapshot and the reference's at the same state. The
+        reference first: its kept analysis serves a tree that is the reference's."""
+        ours = (files, skipped) if reference else None
+        reference_before = self._reference.snapshot(submits, files=ours)
+        return self.meter.measure_files(files, skipped), reference_before
+
+    def _settle_resumed(self) -> None:
+        if self._resumed is not None:
+            self._before, self._reference_before = self._resumed.result()
+            self._resumed = None
 
     def prefetch(self, last: bool) -> None:
         """Start measuring the reference after the coming turn (``last``: the episode's last)."""
         if self.config.enabled:
             state = self._submits + 1
             pylint = last or state % self.config.pylint_every == 0
-            job = self._pool.submit(_reference_pair, self._reference, state, pylint, self._reference_before)
+            before = self._resumed or self._reference_before  # the pool runs the resumed measure first
+            job = self._pool.submit(_reference_pair, self._reference, state, pylint, before)
             self._pending = (state, pylint, job)
 
     def close(self) -> None:
@@ -166,6 +186,7 @@ class Reviewer:
 
     def _quality(self, files: Mapping[str, bytes], skipped: list[str], changed: Mapping[str, tuple[int, int]], last: bool) -> dict:
         weights = self.config.weights.model_dump()
+        self._settle_resumed()
         if self._before is None:
             self._before = self.meter.measure(self.task.seed_dir)
         run_pylint = last or self._submits % self.config.pylint_every == 0
@@ -189,7 +210,11 @@ class Reviewer:
         return report
 
 
-def _reference_pair(track: ReferenceTrack, state: int, pylint: bool, before: Snapshot | None) -> tuple[Snapshot, Snapshot]:
-    """The reference before the turn (the seed's when ``before`` is None) and after it."""
+def _reference_pair(track: ReferenceTrack, state: int, pylint: bool,
+                    before: Snapshot | Future | None) -> tuple[Snapshot, Snapshot]:  # fmt: skip
+    """The reference before the turn (the seed's when ``before`` is None; a restored
+    episode's resumed measure when it is that job) and after it."""
+    if isinstance(before, Future):
+        before = before.result()[1]
     before = before or track.snapshot(0)
     return before, track.snapshot(state, pylint=pylint, carried=before)
