@@ -27,6 +27,7 @@ from websockets.sync.client import connect  # noqa: E402
 from stamina_gym.integrations.openenv import StaminaAction, StaminaClient  # noqa: E402
 
 ENV = "Stamina-mini-v0"
+MINI_ARGS = ("--env", ENV, "--tasks", str(DATA))
 
 
 def _patch(turn: str) -> str:
@@ -34,8 +35,8 @@ def _patch(turn: str) -> str:
 
 
 class Server:
-    """A ``stamina-gym serve`` process with a TMPDIR of its own (where every env lays its
-    workspace), so that the tests can see what it leaves behind."""
+    """A ``stamina-gym serve`` process (``args``; on a free port) with a TMPDIR of its own
+    (where every env lays its workspace), so that the tests can see what it leaves behind."""
 
     def __init__(self, tmp: Path, *args: str) -> None:
         with socket.socket() as probe:
@@ -44,8 +45,7 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         self.tmp = tmp / "server-tmp"
         self.tmp.mkdir()
-        command = [sys.executable, "-m", "stamina_gym.cli", "serve", "--env", ENV, "--tasks", str(DATA),
-                   "--port", str(self.port), *args]  # fmt: skip
+        command = [sys.executable, "-m", "stamina_gym.cli", "serve", *args, "--port", str(self.port)]  # the last port wins
         self.log = (tmp / "server.log").open("w+")
         self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT,
                                         env={**os.environ, "TMPDIR": str(self.tmp)})  # fmt: skip
@@ -78,7 +78,7 @@ class Server:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    running = Server(tmp_path_factory.mktemp("serve"), "--max-sessions", "3", "--idle-timeout", "0")
+    running = Server(tmp_path_factory.mktemp("serve"), *MINI_ARGS, "--max-sessions", "3", "--idle-timeout", "0")
     yield running
     running.stop()
 
@@ -168,7 +168,7 @@ def test_a_session_past_the_limit_is_refused_and_a_closed_one_frees_its_place(se
 
 
 def test_an_idle_session_is_closed_with_its_sandbox_and_stopping_leaves_nothing(tmp_path):
-    server = Server(tmp_path, "--max-sessions", "1", "--idle-timeout", "1")
+    server = Server(tmp_path, *MINI_ARGS, "--max-sessions", "1", "--idle-timeout", "1")
     try:
         idle = StaminaClient(base_url=server.url).sync()
         idle.connect()
