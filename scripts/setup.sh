@@ -29,11 +29,14 @@ fi
 
 python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))' || { echo "setup: Python >= 3.10 is required" >&2; exit 1; }
 [ -x .venv/bin/python ] || python3 -m venv .venv
+# STAMINA_GYM_EXTRAS: the extras to install (default test; scripts/test.sh adds trl, whose
+# torch is several GB).
+extras="${STAMINA_GYM_EXTRAS:-test}"
 stamp=".venv/.stamina-installed"
-want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+want="$(sha256sum pyproject.toml | cut -d' ' -f1) $extras"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  echo "setup: installing stamina-gym into .venv" >&2
+  echo "setup: installing stamina-gym[$extras] into .venv" >&2
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-  .venv/bin/python -m pip install -q -e '.[test]'
+  .venv/bin/python -m pip install -q -e ".[$extras]"
   echo "$want" > "$stamp"
 fi

@@ -3,7 +3,8 @@
 # Extra arguments go to pytest, e.g. `scripts/test.sh -m "not slow"` for the fast ones.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+# The trainer extras' tests run too: TRL's (torch, several GB) only where this installs it.
+STAMINA_GYM_EXTRAS="${STAMINA_GYM_EXTRAS:-test,trl}" bash scripts/setup.sh
 # Docker tests run wherever an engine answers (the images are built first, once per recipe:
 # the default one, and the trixie one that validation compares Python versions with).
 if problem=$(.venv/bin/python -c 'from stamina_gym.sandbox.docker import engine_problem as p; print(p() or "")') && [ -z "$problem" ]; then

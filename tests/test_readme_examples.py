@@ -57,3 +57,22 @@ def test_the_serve_example_serves_and_the_client_example_plays(tmp_path, capsys)
     finally:
         assert server.stop() in (0, -15), server.output()
     assert "lines 1-" in capsys.readouterr().out  # the read_file step's output, printed by the example
+
+
+@pytest.mark.slow
+def test_the_verifiers_example_plays_its_episodes(monkeypatch, capsys):
+    pytest.importorskip("verifiers")
+    (code,) = blocks("verifiers", "python")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-readme-example")
+    with ChatServer(lambda body: [("submit", {})]) as server:
+        run_python(code.replace("http://127.0.0.1:8001/v1", server.base_url))
+    printed = capsys.readouterr().out.splitlines()
+    assert len(printed) == 2 and all("'failure_class'" in line for line in printed), printed
+
+
+@pytest.mark.slow
+def test_the_trl_example_plays_a_turn(capsys):
+    pytest.importorskip("trl")
+    (code,) = blocks("TRL", "python")
+    run_python(code)
+    assert "graded" in capsys.readouterr().out
