@@ -15,7 +15,12 @@ else
   echo "test.sh: docker sandbox tests are SKIPPED: ${problem:-the engine check failed}" >&2
 fi
 status=0
-.venv/bin/python -m pytest "$@" || status=$?
+# Two worker processes (pytest-xdist; the groups are tests/conftest.py's): much of the suite
+# waits on sandboxes, containers and timeouts. STAMINA_GYM_TEST_WORKERS=0 runs it in one.
+workers="${STAMINA_GYM_TEST_WORKERS:-2}"
+parallel=()
+[ "$workers" != 0 ] && parallel=(-n "$workers" --dist loadgroup)
+.venv/bin/python -m pytest "${parallel[@]}" "$@" || status=$?
 # pytest exits 5 when it collected no test: report it as a failure, with the reason.
 if [ "$status" = 5 ]; then echo "test.sh: pytest collected no tests" >&2; exit 1; fi
 exit "$status"

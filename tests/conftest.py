@@ -17,18 +17,25 @@ from stamina_gym.sandbox.local import bwrap_works
 
 DATA = Path(__file__).parent / "data"
 
+#: The xdist group of every docker test (``-n``: they run one after another on one worker):
+#: a test kills a worker and checks that ``docker-clean`` removes what it left, which any
+#: docker sandbox starting meanwhile would sweep first.
+DOCKER_GROUP = "docker"
 #: Tests that share a session fixture, so that in parallel runs (``-n``) it is made once.
-SHARED = {"todo_oracle_episode": "todo-oracle-episode", "clarify_oracle_episode": "clarify-oracle-episode"}
+#: The todo oracle episode is also the local side of a docker test: it joins that group.
+SHARED = {"todo_oracle_episode": DOCKER_GROUP, "clarify_oracle_episode": "clarify-oracle-episode"}
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """For ``pytest -n N --dist loadgroup`` (scripts/test.sh): every test module is one unit
-    of work (its module fixtures are made once), and the tests of a shared session fixture
-    share one worker; the slow tests go out first, so that none of them is left to run
-    alone at the end. Without xdist the markers change nothing."""
+    of work (its module fixtures are made once), the tests of a shared session fixture
+    share one worker, and so do all docker tests; the slow tests go out first, so that none
+    of them is left to run alone at the end. Without xdist the markers change nothing."""
     for item in items:
         shared = [SHARED[name] for name in getattr(item, "fixturenames", ()) if name in SHARED]
+        if item.get_closest_marker("docker") is not None:
+            shared.insert(0, DOCKER_GROUP)
         item.add_marker(pytest.mark.xdist_group(shared[0] if shared else item.nodeid.split("::")[0]))
     if config.pluginmanager.hasplugin("xdist") and getattr(config.option, "numprocesses", None):
         items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -71,8 +71,13 @@ def test_memory_bomb_is_stopped(env):
     still_works(env)
 
 
+#: The fork bomb's own sandbox uid: RLIMIT_NPROC counts per uid across the machine, so with
+#: the default uid a bomb would starve the sandboxes of tests running beside it (``-n``).
+BOMB_UID = 65000
+
+
 def test_fork_bomb_is_contained(backend):
-    env = mini_env(sandbox={"kind": backend, "timeout_s": 10, "max_processes": 64})
+    env = mini_env(sandbox={"kind": backend, "timeout_s": 10, "max_processes": 64, "user": BOMB_UID})
     env.reset(seed=0)
     try:
         output, _, _ = act(env, tool="run", command="bomb() { bomb | bomb & }; bomb; sleep 2; echo survived")
