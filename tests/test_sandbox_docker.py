@@ -176,6 +176,31 @@ def test_docker_clean_removes_what_a_killed_worker_left(client):
     assert "removed stamina-gym-tests-" in out
 
 
+def test_listing_stamina_containers_survives_another_env_removing_its_own(client):
+    """Envs on one machine start and stop at any time: the sweep at a sandbox's start lists
+    every managed container while another env removes its own. The SDK's containers.list
+    inspects each listed container and raised NotFound for one removed in between (52
+    times in 5 rounds of this test); the sweep reads the one listing call."""
+    import threading
+
+    from stamina_gym.sandbox.docker import managed_containers, sweep_stale
+
+    image = sorted(t for i in client.images.list() for t in i.tags if t.startswith("stamina-gym-sandbox"))[0]
+    for _ in range(3):
+        ids = [client.api.create_container(image, ["true"], labels={LABEL: "1", LABEL_OWNER: owner_id()})["Id"]
+               for _ in range(15)]  # fmt: skip
+        remover = threading.Thread(target=lambda: [client.api.remove_container(i, force=True) for i in ids])
+        remover.start()
+        listings = 0
+        while remover.is_alive():
+            managed_containers(client)
+            sweep_stale(client)  # a live owner's containers stay; none raises
+            listings += 1
+        remover.join()
+        assert listings > 0
+        assert not any(c.id in ids for c in managed_containers(client))
+
+
 def test_the_next_sandbox_sweeps_what_a_killed_worker_left(client):
     proc, ids = start_worker(hang=True)
     os.kill(proc.pid, signal.SIGKILL)

@@ -97,6 +97,11 @@ class AnalysisCache:
         if directory is not None:
             directory.mkdir(parents=True, exist_ok=True)
 
+    def forget(self) -> None:
+        """Drop what is kept in memory (the folder stays): a cold start."""
+        with self._lock:
+            self._memory.clear()
+
     def key(self, data: bytes) -> str:
         return hashlib.sha256(self.salt.encode() + b"\0" + data).hexdigest()
 

@@ -45,6 +45,7 @@ import tarfile
 import tempfile
 import time
 import weakref
+from dataclasses import dataclass
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 from typing import Iterator, Mapping, Sequence
@@ -693,11 +694,26 @@ def owner_gone(owner: str) -> bool:
     return _start_time(int(pid)) != started
 
 
-def managed_containers(client, *, stale_only: bool = False) -> list:
-    """Every container stamina-gym started on this engine, or only those whose owner is gone."""
-    found = client.containers.list(all=True, filters={"label": LABEL})
+@dataclass(frozen=True)
+class Managed:
+    """A container stamina-gym started, as the engine's listing names it."""
+
+    id: str
+    name: str
+    owner: str
+
+
+def managed_containers(client, *, stale_only: bool = False) -> list[Managed]:
+    """Every container stamina-gym started on this engine, or only those whose owner is
+    gone. One listing call: the SDK's ``containers.list`` inspects each container after
+    listing them, and fails when another env removes one in between."""
+    found = [
+        Managed(entry["Id"], (entry.get("Names") or ["/" + entry["Id"][:12]])[0].lstrip("/"),
+                (entry.get("Labels") or {}).get(LABEL_OWNER, ""))
+        for entry in client.api.containers(all=True, filters={"label": LABEL})
+    ]  # fmt: skip
     if stale_only:
-        found = [c for c in found if owner_gone(c.labels.get(LABEL_OWNER, ""))]
+        found = [c for c in found if owner_gone(c.owner)]
     return found
 
 
