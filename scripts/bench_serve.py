@@ -12,10 +12,10 @@ its actions are kept. Then:
   together), their median latency, and submits per minute (each session replays the
   oracle's actions of its first ``--turns`` turns: apply the reference, submit); beside
   them the same single-session work in this process;
-* (before both, one unmeasured replay on each side warms the processes' imports and caches);
-* the oracle's episode replayed action for action over the server and in this process
-  (one fresh env each, same seed), interleaved twice: the ratio of the wall times is what
-  serving adds to an episode (goal: at most 1.2).
+* first (after one unmeasured replay on each side, which warms the processes' imports and
+  caches), the oracle's episode replayed action for action over the server and in this
+  process (one fresh env each, same seed), ``--repeat`` interleaved pairs: the ratio of
+  the wall times is what serving adds to an episode (goal: at most 1.2).
 
 The server is a separate process on this machine; clients and server share its cores.
 """
@@ -176,14 +176,19 @@ def concurrently(sessions: list, work) -> tuple[list, float]:
     return results, time.perf_counter() - started
 
 
-def load_rows(server: Server, local: Local, counts: list[int], seconds: float, actions: list[str], seed: int):
-    warm = Remote(server.url)  # the first submits of a process pay for its imports and caches: not measured
+def warm_up(server: Server, local: Local, actions: list[str], seed: int) -> None:
+    """The first submits of a process pay for its imports and caches: one replay on each
+    side, not measured."""
+    warm = Remote(server.url)
     try:
         for session in (warm, local):
             session.reset(seed)
             replay(session, actions)
     finally:
         warm.close()
+
+
+def load_rows(server: Server, local: Local, counts: list[int], seconds: float, actions: list[str], seed: int):
     rows = []
     for count in counts:
         remotes = [Remote(server.url) for _ in range(count)]
@@ -218,6 +223,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=5, help="oracle turns each session replays for submits/minute")
     parser.add_argument("--episode-turns", type=int, default=10, help="turns of the replayed episode")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeat", type=int, default=3, help="interleaved pairs of the replayed episode")
     args = parser.parse_args()
     if min(args.sessions) < 1 or args.turns > args.episode_turns:
         parser.error("--sessions must be at least 1 and --turns at most --episode-turns")
@@ -227,9 +233,9 @@ def main() -> None:
     server = Server(args.env, max(args.sessions), args.episode_turns)
     local = Local(args.env, args.episode_turns)
     try:
-        rows = load_rows(server, local, args.sessions, args.seconds, first_turns(actions, args.turns), args.seed)
+        warm_up(server, local, first_turns(actions, args.turns), args.seed)
         episodes = {"served": [], "in process": []}
-        for _ in range(2):
+        for _ in range(args.repeat):
             for name in episodes:
                 session = Remote(server.url) if name == "served" else Local(args.env, args.episode_turns)
                 try:
@@ -237,6 +243,7 @@ def main() -> None:
                     episodes[name].append(concurrently([session], lambda s: replay(s, actions))[1])
                 finally:
                     session.close()
+        rows = load_rows(server, local, args.sessions, args.seconds, first_turns(actions, args.turns), args.seed)
     finally:
         local.close()
         server.stop()
@@ -247,7 +254,7 @@ def main() -> None:
     served, local_s = statistics.median(episodes["served"]), statistics.median(episodes["in process"])
     print(f"\n{'episode (' + str(args.episode_turns) + ' oracle turns, ' + str(len(actions)) + ' steps)':<40} "
           f"{'served s':>9} {'in process s':>13} {'ratio':>6}")  # fmt: skip
-    print(f"{'median of 2, interleaved':<40} {served:9.2f} {local_s:13.2f} {served / local_s:6.2f}")
+    print(f"{f'median of {args.repeat}, interleaved':<40} {served:9.2f} {local_s:13.2f} {served / local_s:6.2f}")
 
 
 if __name__ == "__main__":

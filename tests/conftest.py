@@ -39,10 +39,7 @@ def pytest_collection_modifyitems(config, items):
             shared.insert(0, DOCKER_GROUP)
         item.add_marker(pytest.mark.xdist_group(shared[0] if shared else item.nodeid.split("::")[0]))
     if config.pluginmanager.hasplugin("xdist") and getattr(config.option, "numprocesses", None):
-        # The docker group first (the longest; and its todo oracle episode is best played
-        # before the worker measures any other todo state: see cold_quality_caches).
-        docker_first = lambda item: item.get_closest_marker("xdist_group").args[0] != DOCKER_GROUP  # noqa: E731
-        items.sort(key=lambda item: (docker_first(item), item.get_closest_marker("slow") is None))
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.fixture(autouse=True, scope="session")
