@@ -138,14 +138,15 @@ class Reviewer:
         self._submits = submits
         if self.config.enabled:
             files, skipped = read_tree(tree, self.meter.max_bytes, self.meter.max_files, suffix=PYTHON_SUFFIXES)
-            self._resumed = self._pool.submit(self._measure_resumed, submits, files, skipped, reference)
+            # The track is bound now: a reset before the job runs gives a new one, of other params.
+            self._resumed = self._pool.submit(self._measure_resumed, self._reference, submits, files, skipped, reference)
 
-    def _measure_resumed(self, submits: int, files: Mapping[str, bytes], skipped: list[str],
+    def _measure_resumed(self, track: ReferenceTrack, submits: int, files: Mapping[str, bytes], skipped: list[str],
                          reference: bool) -> tuple[Snapshot, Snapshot]:  # fmt: skip
         """The restored tree's snapshot and the reference's at the same state. The
         reference first: its kept analysis serves a tree that is the reference's."""
         ours = (files, skipped) if reference else None
-        reference_before = self._reference.snapshot(submits, files=ours)
+        reference_before = track.snapshot(submits, files=ours)
         return self.meter.measure_files(files, skipped), reference_before
 
     def _settle_resumed(self) -> None:
