@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import time
 
 import pytest
 
@@ -165,6 +166,37 @@ def test_submit_brings_the_next_request_and_the_env_closes_with_its_instance():
 def test_grpo_trainer_plays_the_env_through_its_tool_loop(tmp_path):
     import functools
 
+    from stamina_gym.integrations.trl import StaminaTRLEnv
+
+    _train_and_check(functools.partial(StaminaTRLEnv, "Stamina-mini-v0"), tmp_path)
+
+
+def test_grpo_trainer_plays_a_served_env_over_openenv(tmp_path):
+    """TRL's OpenEnv path: each environment a session of a ``stamina-gym serve`` process."""
+    import functools
+
+    pytest.importorskip("openenv.core")
+    from stamina_gym.integrations.trl import StaminaTRLEnv
+    from tests.test_serve import MINI_ARGS, Server
+
+    server = Server(tmp_path, *MINI_ARGS, "--max-sessions", "4", "--action-format", "json")
+    try:
+        with pytest.raises(ValueError, match="made by its server"):
+            StaminaTRLEnv(base_url=server.url, max_turns=1)
+        trainer = _train_and_check(functools.partial(StaminaTRLEnv, base_url=server.url), tmp_path)
+        for env in trainer.environments:
+            env._closer()  # TRL never closes them: the sessions end here, and the server closes their envs
+        deadline = time.monotonic() + 30
+        while server.workspaces():
+            assert time.monotonic() < deadline, server.workspaces()
+            time.sleep(0.2)
+    finally:
+        server.stop()
+
+
+def _train_and_check(factory, tmp_path):
+    """One GRPOTrainer step on two rollouts of the scripted model through ``factory``'s
+    environments, and what must have gone through TRL; returns the trainer."""
     from datasets import Dataset
     from transformers.utils import get_json_schema
     from trl import GRPOConfig, GRPOTrainer
@@ -172,7 +204,6 @@ def test_grpo_trainer_plays_the_env_through_its_tool_loop(tmp_path):
     from stamina_gym.integrations.trl import StaminaTRLEnv, stamina_reward
     from stamina_gym.tools import TOOLS
 
-    factory = functools.partial(StaminaTRLEnv, "Stamina-mini-v0")
     opening = factory().reset(seed=0)
     read, patch = {"path": "calc/__init__.py"}, {"patch": _patch(0)}
     turns = [_call("read_file", read), _call("apply_patch", patch), _call("submit", {})]
@@ -203,3 +234,4 @@ def test_grpo_trainer_plays_the_env_through_its_tool_loop(tmp_path):
     assert logged["tools/call_frequency"] == 3 and logged["tools/failure_frequency"] == 0
     # The last generation's context: submit's tool message carried the next request to the model.
     assert "Turn 2 (" in tokenizer.decode(seen[0]).rpartition("<tool_response>")[2]
+    return trainer

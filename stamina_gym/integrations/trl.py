@@ -12,7 +12,9 @@ value, as text, is the tool message. Here:
 
 * The factory: ``StaminaTRLEnv`` (``StaminaTodo-v0``), or
   ``functools.partial(StaminaTRLEnv, env_id, **make_kwargs)`` for another env id or
-  ``gym.make`` keyword arguments.
+  ``gym.make`` keyword arguments, or ``functools.partial(StaminaTRLEnv,
+  base_url="http://host:8000")`` for TRL's OpenEnv path: each instance a session of a
+  ``stamina-gym serve`` server (the serve extra), its env and sandbox there.
 * ``reset(prompt=..., seed=..., start_turn=...)``: begins an episode (other columns are
   ignored) and returns its opening, which TRL appends to the row's last user message: the
   chat system prompt (left out when the row's prompt has a system message of its own)
@@ -39,6 +41,7 @@ A rollout ends when the model answers without a tool call, or at TRL's limits
 from __future__ import annotations
 
 import importlib.util
+import json
 import weakref
 from typing import Any
 
@@ -54,8 +57,13 @@ from stamina_gym.chat import after_step, opening_messages
 class StaminaTRLEnv:
     """One StaminaEnv episode per rollout of TRL's GRPOTrainer (see the module docstring)."""
 
-    def __init__(self, env_id: str = "StaminaTodo-v0", **make_kwargs: Any) -> None:
-        self._env = gym.make(env_id, **make_kwargs)
+    def __init__(self, env_id: str = "StaminaTodo-v0", *, base_url: str | None = None, **make_kwargs: Any) -> None:
+        if base_url is None:
+            self._env = gym.make(env_id, **make_kwargs)
+        elif make_kwargs:
+            raise ValueError(f"a served env is made by its server (stamina-gym serve): no {', '.join(sorted(make_kwargs))}")
+        else:
+            self._env = _Served(base_url)
         self._closer = weakref.finalize(self, self._env.close)
         self._steps: list[tuple[str, float]] = []
         self._done = True
@@ -195,6 +203,36 @@ class StaminaTRLEnv:
             The grade, then the next request with the repository.
         """
         return self._step("submit")
+
+
+class _Served:
+    """A session of a ``stamina-gym serve`` server (OpenEnv's client) behind the gym calls
+    the adapter makes: TRL's OpenEnv path, the envs and sandboxes on another machine."""
+
+    def __init__(self, base_url: str) -> None:
+        from stamina_gym.integrations.openenv import StaminaClient
+
+        self._client = StaminaClient(base_url=base_url, message_timeout_s=600).sync()
+        self._client.connect()
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
+        result = self._client.reset(seed=seed, **(options or {}))
+        return _fields(result.observation), result.observation.info
+
+    def step(self, action: dict) -> tuple[dict, float, bool, bool, dict]:
+        from stamina_gym.integrations.openenv import StaminaAction
+
+        result = self._client.step(StaminaAction(text=json.dumps(action)))
+        info = result.observation.info
+        return _fields(result.observation), float(result.reward), info["terminated"], info["truncated"], info
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def _fields(observation: Any) -> dict:
+    """The gym observation of a served one."""
+    return {name: getattr(observation, name) for name in ("prompt", "output", "repo", "phase", "turn")}
 
 
 def stamina_reward(environments: list[StaminaTRLEnv], **kwargs: Any) -> list[float]:
