@@ -15,9 +15,9 @@ else
   echo "test.sh: docker sandbox tests are SKIPPED: ${problem:-the engine check failed}" >&2
 fi
 status=0
-# Two worker processes (pytest-xdist; the groups are tests/conftest.py's): much of the suite
-# waits on sandboxes, containers and timeouts. STAMINA_GYM_TEST_WORKERS=0 runs it in one.
-workers="${STAMINA_GYM_TEST_WORKERS:-2}"
+# One process by default; STAMINA_GYM_TEST_WORKERS=2 runs two pytest-xdist workers (the groups
+# are tests/conftest.py's), which gains little on two cores.
+workers="${STAMINA_GYM_TEST_WORKERS:-0}"
 parallel=()
 [ "$workers" != 0 ] && parallel=(-n "$workers" --dist loadgroup)
 .venv/bin/python -m pytest "${parallel[@]}" "$@" || status=$?

@@ -254,7 +254,7 @@ class DockerSandbox:
 
         def kill() -> None:
             try:
-                self._kill_all(container)
+                self._kill_all(container, wait=True)
             finally:
                 _close_stream(sock)
 
@@ -456,15 +456,20 @@ class DockerSandbox:
         finally:
             _close_stream(sock)
 
-    def _kill_all(self, container: "_Container") -> None:
+    def _kill_all(self, container: "_Container", *, wait: bool = False) -> None:
         """SIGKILL every process of the sandbox uid (``kill -1`` spares the caller only).
         Detached: the caller keeps draining the killed command's output meanwhile, since
-        the engine does not finish an exec whose output nobody reads."""
+        the engine does not finish an exec whose output nobody reads. ``wait``: return once
+        the kill has run (a service's end: the next service, of the same uid, starts right
+        after, and a kill still on its way would take it too)."""
         docker = _docker()
         api = self._client.api
         try:
             exec_id = api.exec_create(container.id, ["bash", "-c", "kill -KILL -1"], user=f"{self.uid}:{self.uid}", workdir="/")["Id"]
             api.exec_start(exec_id, detach=True)
+            deadline = time.monotonic() + KILL_GRACE_S
+            while wait and api.exec_inspect(exec_id).get("Running") and time.monotonic() < deadline:
+                time.sleep(0.01)
         except docker.errors.DockerException as exc:
             raise SandboxError(f"could not kill the command in {container.id[:12]}: {exc}") from None
 
