@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import Any
+from typing import Any, Callable
 
 import gymnasium as gym
 
@@ -79,8 +79,10 @@ class StaminaOpenEnv(Environment):
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, env_id: str = "StaminaTodo-v0", **make_kwargs: Any) -> None:
+    def __init__(self, env_id: str = "StaminaTodo-v0", *, on_close: Callable[["StaminaOpenEnv"], None] | None = None,
+                 **make_kwargs: Any) -> None:  # fmt: skip
         super().__init__()
+        self._on_close = on_close
         # Without gymnasium's passive checker: after a first reset that raised (a bad
         # start_turn from a client), its first-step check fails on every later step.
         self.env = gym.make(env_id, disable_env_checker=True, **make_kwargs)
@@ -114,6 +116,8 @@ class StaminaOpenEnv(Environment):
 
     def close(self) -> None:
         self.env.close()
+        if self._on_close is not None:
+            self._on_close(self)
 
 
 def _observation(observation: dict, info: dict, *, reward: float | None, done: bool) -> StaminaObservation:
@@ -146,7 +150,7 @@ class _Sessions:
                 raise ServerFull(f"the server already holds {self.limit} envs, its limit (--max-sessions)")
             self._making += 1
         try:
-            env = _ClosingEnv(self, self.env_id, **self.make_kwargs)
+            env = StaminaOpenEnv(self.env_id, on_close=self.closed, **self.make_kwargs)
         finally:
             with self._lock:
                 self._making -= 1
@@ -174,16 +178,6 @@ class _Sessions:
     def stop(self) -> None:
         """The app's shutdown: close what is open, and say so."""
         print(f"stopped: closed the {self.close_all()} session(s) still open", file=sys.stderr, flush=True)
-
-
-class _ClosingEnv(StaminaOpenEnv):
-    def __init__(self, sessions: _Sessions, env_id: str, **make_kwargs: Any) -> None:
-        super().__init__(env_id, **make_kwargs)
-        self._sessions = sessions
-
-    def close(self) -> None:
-        super().close()
-        self._sessions.closed(self)
 
 
 def make_app(env_id: str = "StaminaTodo-v0", *, max_sessions: int = 16, idle_timeout_s: float | None = 600.0,
