@@ -241,3 +241,25 @@ def test_a_list_of_start_turns_is_drawn_from_and_keeps_the_seeds_other_draws():
         assert drawn["variants"] == plain["variants"] and drawn["params"] == plain["params"]
     finally:
         env.close()
+
+
+def test_a_start_later_measures_the_tree_as_laid_even_if_the_agent_rewrites_it_at_once(tmp_path):
+    """The policy's first action lands while the start's quality measures still run on the
+    reviewer's thread: they must be of the reference's tree as the reset laid it, or junk
+    written at once would move the baseline the next submit is paid against."""
+    from stamina_gym.quality.measure import QualityMeter
+    from stamina_gym.quality.reference import ReferenceTrack
+
+    env = mini_env()
+    try:
+        env.reset(seed=0, options={"start_turn": 2})
+        junk = "".join(f"def f{i}(a,b,c,d,e,f):\n    return eval('a')\n" for i in range(40))
+        act(env, tool="write_file", path="calc/__init__.py", content=junk)
+        reviewer = env._reviewer
+        reviewer._settle_resumed()
+        track = ReferenceTrack(env.task, env.params, QualityMeter(tmp_path / "stage"), tmp_path / "reference")
+        expected = track.snapshot(1)
+        assert reviewer._reference_before.components() == expected.components()
+        assert reviewer._before.components() == expected.components()
+    finally:
+        env.close()
