@@ -277,7 +277,8 @@ def test_a_file_past_its_budget_is_killed_and_counts_as_the_worst(tmp_path):
         assert score(snapshot.components(), WEIGHTS) == 0.0
         assert snapshot.files["z_app.py"].error == "" and snapshot.files["z_app.py"].pylint  # by a new process
         assert worker.started == 2 and elapsed < 10, elapsed
-        assert meter.cache.get(meter.cache.key(STALL.encode())) is None  # a verdict of the clock is not kept
+        kept = meter.cache.get(meter.cache.key(STALL.encode()))  # radon's and bandit's, not the clock's
+        assert kept is not None and not kept.error and not kept.pylint_measured
         (tree / "stall.py").unlink()
         assert meter.measure(tree).unreadable == {} and worker.started == 2  # the new process serves on
     finally:
@@ -312,7 +313,7 @@ def test_a_process_in_which_an_analyser_failed_analyses_nothing_more(tmp_path):
         files = write(tmp_path, {"crash.py": "a = 1\nx = a" + " + a" * 400 + "\n", "honest.py": honest})
         before = worker.analyse(files / "honest.py", files, basic=True, lint=True, budget=30)
         crash = worker.analyse(files / "crash.py", files, basic=False, lint=True, budget=30)
-        after = worker.analyse(files / "honest.py", files, basic=True, lint=True, budget=30, forget=[files / "honest.py"])
+        after = worker.analyse(files / "honest.py", files, basic=True, lint=True, budget=30, fresh=True)
     finally:
         worker.close()
     assert "astroid-error" in crash.error and not crash.transient
@@ -329,6 +330,27 @@ def test_a_worker_that_cannot_start_is_an_infrastructure_error(tmp_path, monkeyp
 
 
 # -- through the env ------------------------------------------------------------------------
+
+
+def test_a_module_planted_for_one_submit_and_deleted_leaves_its_importer_judged_without_it():
+    """The policy plants the module that makes an erring file clean, submits, then deletes
+    the module: the next submit's meter sees the import error, as a fresh meter would."""
+    env = mini_env()
+    try:
+        env.reset(seed=0)
+        act(env, tool="write_file", path="calc/__init__.py", content='"""Calc."""\n\n\ndef add(a, b):\n    """Sum."""\n    return a + b\n')
+        act(env, tool="write_file", path="calc/plant.py", content='"""Plant."""\n\n\ndef grow():\n    """Grow."""\n    return 1\n')
+        act(env, tool="write_file", path="calc/user.py", content='"""User."""\nfrom calc import plant\n\nVALUE = plant.grow()\n')
+        planted = act(env, tool="submit")[2]["grade"]["quality"]
+        act(env, tool="apply_patch", patch=env.turns[1].reference_patch)
+        act(env, tool="delete_file", path="calc/plant.py")
+        info = act(env, tool="submit")[2]
+    finally:
+        env.close()
+    assert planted["metrics"]["pylint_messages"]["error"] == 0
+    quality = info["grade"]["quality"]
+    assert quality["metrics"]["pylint_messages"]["error"] >= 1 and quality["delta"]["lint"] < 0
+    assert info["reward_terms"]["quality"] < 0
 
 
 def test_the_grade_names_a_file_the_meter_cannot_read():

@@ -22,9 +22,11 @@ The analysers run in one long-lived process (``AnalysisWorker``), one file at a 
 that no file can stall the env: past its budget the process is killed, the file counts
 as unreadable, and the next file starts a fresh process. The process is kept between
 submits because starting one costs more than analysing a submit's files. One file per
-pylint run also makes a file's messages depend on the tree only, as the per-file cache
-assumes, not on which files changed with it: pylint's checks across the files of a run
-(``duplicate-code``, ``cyclic-import``) find nothing.
+pylint run also makes a file's messages depend on the tree only, not on which files changed
+with it: pylint's checks across the files of a run (``duplicate-code``, ``cyclic-import``)
+find nothing. What astroid keeps between files is forgotten whenever the stage changes
+(``forget_stage``), and the meter keys pylint's results by the modules a file reaches
+(``lint_context``).
 """
 
 from __future__ import annotations
@@ -48,9 +50,10 @@ import warnings
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Mapping
 
 from stamina_gym.quality import constant_sql
+from stamina_gym.quality.lint_context import module_imports
 
 #: pylint's message categories, counted per file.
 PYLINT_CATEGORIES = ("fatal", "error", "warning", "refactor", "convention", "info")
@@ -77,7 +80,7 @@ _PYLINT_ARGS = (
 )  # fmt: skip
 #: Version of what the meter does around the analysers (decoding, neutralising, what
 #: counts as unreadable); part of every cache key, like the analysers' versions.
-_METHOD = 5
+_METHOD = 6
 #: Seconds a worker process may take to start (importing the analysers), apart from any
 #: file's budget.
 _START_TIMEOUT_S = 120.0
@@ -132,6 +135,9 @@ class FileQuality:
     defined: list[str] = field(default_factory=list)
     """Names of the functions and methods the file defines (``constant_sql.defined_names``):
     a proof that believed an annotation holds only while its method's name is defined once."""
+    imports: list[tuple[int, str]] = field(default_factory=list)
+    """(level, dotted name) of the modules the file imports (``lint_context.module_imports``):
+    what pylint's verdict on it may depend on."""
     error: str = ""
     """Why the file could not be analysed (it cannot be decoded or parsed, an analyser
     failed on it or ran past its budget): the meter counts it as the worst possible file."""
@@ -149,6 +155,7 @@ class FileQuality:
         out.sql_constant = [(line, list(names)) for line, names in out.sql_constant]
         out.bandit = [tuple(b) for b in out.bandit]
         out.pylint = [tuple(p) for p in out.pylint]
+        out.imports = [tuple(i) for i in out.imports]
         return out
 
 
@@ -287,18 +294,50 @@ def pylint_messages(path: Path) -> list[tuple[int, str, str]]:
     return found
 
 
-def forget_modules(manager, files: Iterable[Path] = (), folder: Path | None = None) -> None:
-    """Drop from astroid's cache the modules parsed from ``files`` or from anywhere under
-    ``folder``."""
-    names = {str(f) for f in files}
-    prefix = f"{folder}{os.sep}" if folder is not None else None
-    if not names and prefix is None:
-        return
+def forget_modules(manager, folder: Path) -> None:
+    """Drop from astroid's cache the modules parsed from anywhere under ``folder``, and the
+    namespace packages built from folders there (they have no file, only a path)."""
+    prefix = f"{folder}{os.sep}"
     cache = manager.astroid_cache
     for name, module in list(cache.items()):
-        file = getattr(module, "file", None) or ""
-        if file in names or (prefix is not None and file.startswith(prefix)):
+        places = [getattr(module, "file", None) or "", *(getattr(module, "path", None) or ())]
+        if any(place.startswith(prefix) for place in places):
             del cache[name]
+
+
+_LRU = type(functools.lru_cache(lambda: None))
+
+
+@functools.cache
+def _astroid_memos() -> tuple:
+    """Every memo (``functools.lru_cache``) of astroid's modules and classes: what it
+    remembers of the file system (which files exist, where a name was found) and of the
+    modules it parsed. ``AstroidManager.clear_cache`` clears these too, then re-parses the
+    standard library and re-registers its brains (seconds), which a changed stage does not
+    need."""
+    found = []
+    for name, module in list(sys.modules.items()):
+        if name != "astroid" and not name.startswith("astroid."):
+            continue
+        for value in list(vars(module).values()):
+            members = [value]
+            if isinstance(value, type) and value.__module__ == name:
+                members += [getattr(m, "__func__", m) for m in vars(value).values()]
+            found += [m for m in members if isinstance(m, _LRU) and m not in found]
+    return tuple(found)
+
+
+def forget_stage(manager, folder: Path) -> None:
+    """Make astroid see the stage ``folder`` afresh: the modules it parsed there (they keep
+    the inferences they made against their old neighbours), where it found each name or
+    that it found none, and its memos of both; the standard library's modules stay."""
+    from astroid import context
+
+    forget_modules(manager, folder)
+    manager._mod_file_cache.clear()  # pylint: disable=protected-access
+    getattr(context, "_invalidate_cache", lambda: None)()  # inferences kept by node
+    for memo in _astroid_memos():
+        memo.cache_clear()
 
 
 def analyse_file(path: Path, *, basic: bool, lint: bool) -> tuple[FileQuality, bool]:
@@ -326,6 +365,7 @@ def analyse_file(path: Path, *, basic: bool, lint: bool) -> tuple[FileQuality, b
                 out.sql_constant = [(line, sorted(proofs[line])) for line in sorted(flagged) if line in proofs]
             out.attribute_writes = sorted(constant_sql.attribute_writes(tree))
             out.defined = constant_sql.defined_names(tree)
+            out.imports = module_imports(tree)
         if lint:
             step = "pylint"
             out.pylint, out.pylint_measured = pylint_messages(path), True
@@ -369,7 +409,7 @@ def serve() -> None:
         warm = Path(folder, "warm.py")
         warm.write_text('"""Warm-up."""\n')
         broken = analyse_file(warm, basic=True, lint=True)[0].error
-        forget_modules(astroid.MANAGER, folder=Path(folder))
+        forget_modules(astroid.MANAGER, Path(folder))
     if broken:  # our fault, not a file's: the meter reports it as an infrastructure error
         sys.exit(f"the analysers fail on an empty module: {broken}")
     replies.write(json.dumps({"ready": analyser_versions()}) + "\n")
@@ -380,9 +420,10 @@ def serve() -> None:
         request = json.loads(line)
         if request["root"] != root:  # another meter's stage: its modules would shadow this one's
             if root is not None:
-                forget_modules(astroid.MANAGER, folder=Path(root))
+                forget_stage(astroid.MANAGER, Path(root))
             root = request["root"]
-        forget_modules(astroid.MANAGER, [Path(f) for f in request["forget"]])
+        if request["fresh"]:  # the stage changed, or two of its files share a module name
+            forget_stage(astroid.MANAGER, Path(root))
         result, failed = analyse_file(Path(request["path"]), basic=request["basic"], lint=request["lint"])
         replies.write(json.dumps({"quality": result.to_json(), "retire": failed}) + "\n")
         replies.flush()
@@ -404,15 +445,15 @@ class AnalysisWorker:
         """Processes started so far."""
 
     def analyse(
-        self, path: Path, root: Path, *, basic: bool, lint: bool, budget: float, forget: Iterable[Path] = ()
+        self, path: Path, root: Path, *, basic: bool, lint: bool, budget: float, fresh: bool = False
     ) -> FileQuality:
-        """What the analysers say about ``path`` (a file of the stage ``root``; the modules
-        astroid parsed from ``forget`` are dropped first), or an error when they run past
-        ``budget`` seconds or their process dies. A process in which an analyser failed is
-        retired: the next file gets a clean one."""
+        """What the analysers say about ``path`` (a file of the stage ``root``; with
+        ``fresh``, astroid first forgets every module it parsed from the stage), or an error
+        when they run past ``budget`` seconds or their process dies. A process in which an
+        analyser failed is retired: the next file gets a clean one."""
         if self._pid != os.getpid():  # inherited through fork: that process is the parent's
             self._pid, self._proc, self._pending, self._lock = os.getpid(), None, bytearray(), threading.Lock()
-        request = {"path": str(path), "root": str(root), "basic": basic, "lint": lint, "forget": [str(f) for f in forget]}
+        request = {"path": str(path), "root": str(root), "basic": basic, "lint": lint, "fresh": fresh}
         with self._lock:
             proc = self._running()
             try:

@@ -46,7 +46,7 @@ from importlib.machinery import BYTECODE_SUFFIXES, EXTENSION_SUFFIXES
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
-from stamina_gym.quality import analyzers
+from stamina_gym.quality import analyzers, lint_context
 from stamina_gym.quality.analyzers import PYLINT_CATEGORIES, SEVERITIES, FileQuality
 from stamina_gym.quality.constant_sql import DEFINED
 from stamina_gym.rules import matches
@@ -71,8 +71,10 @@ def cc_rank(cc: int) -> str:
 
 
 class AnalysisCache:
-    """Per-file results keyed by (analyser versions, file content): in memory for the
-    process, and in ``directory`` (when given) for every process on the machine.
+    """Per-file results keyed by analyser versions and what was analysed (a file's text for
+    radon and bandit; for pylint, also the text of the modules it reaches and the names of
+    the tree's files): in memory for the process, and in ``directory`` (when given) for
+    every process on the machine.
 
     Safe to share: a key names exactly what was analysed, entries are written to a
     temporary name and renamed into place, so concurrent writers never leave half a file.
@@ -87,9 +89,7 @@ class AnalysisCache:
         self._lock = threading.Lock()
         self.analysing = threading.Lock()
         """Held by a meter from finding what it misses until it has stored what it analysed:
-        two meters (the agent's and the reference's) never analyse the same text twice,
-        so the same text always gets the same result (pylint's inferences can depend on
-        what the worker analysed before)."""
+        two meters (the agent's and the reference's) never analyse the same thing twice."""
         self.hits = self.misses = 0
         self.on_disk: set[str] = set()
         """Keys this process read from or wrote to the folder (no stat to know again)."""
@@ -362,7 +362,8 @@ class QualityMeter:
         self.stage = scratch / "quality-stage"
         """Holds a copy of the tree's Python files only, kept between measurements."""
         self._staged: dict[str, bytes] = {}
-        self._stale: set[Path] = set()
+        self._changed = False
+        """The stage changed since pylint last ran on it."""
         self.exclude = exclude
         self.budget_s = budget_s
         """Seconds the analysers may spend on one file."""
@@ -394,50 +395,78 @@ class QualityMeter:
         return Snapshot(dict(sorted(results.items())), sorted(unread), pylint_measured=pylint)
 
     def _results(self, sources: Mapping[str, bytes], pylint: bool) -> dict[str, FileQuality]:
-        """Each file's analysis: from the cache, or run now and stored in it."""
-        results: dict[str, FileQuality] = {}
-        keys = {}
-        todo: dict[str, tuple[bool, bool]] = {}  # file -> (radon and bandit, pylint) to run
-        persist = self.persist
-        for rel, data in sources.items():
-            keys[rel] = key = self.cache.key(data)
-            cached = self.cache.get(key)
-            if cached is None and persist is not None:
-                cached = persist.stored(key)
-                if cached is not None:
-                    self.cache.put(key, cached)
-                    persist.hits += 1
-            if cached is None:
-                self.cache.misses += 1
-                todo[rel] = (True, pylint)
+        """Each file's analysis, from the cache or run now and stored in it. radon's and
+        bandit's results are keyed by the file's text; pylint's by the text of the file and
+        of every module its imports reach (``lint_context``), which its verdict depends on."""
+        keys = {rel: self.cache.key(data) for rel, data in sources.items()}
+        results: dict[str, FileQuality | None] = {rel: self._lookup(key) for rel, key in keys.items()}
+        missing = [rel for rel, found in results.items() if found is None]
+        staged = bool(missing)
+        if missing:
+            self._stage(sources)
+            for rel in missing:
+                results[rel] = self._run(rel, basic=True)
+                self._keep(keys[rel], results[rel], fresh=True)
+        for rel, found in results.items():
+            if rel not in missing:
+                self._keep(keys[rel], found, fresh=False)
+        if not pylint:
+            return results
+        reached = lint_context.reached({rel: found.imports for rel, found in results.items()})
+        listing = lint_context.listing(sources)
+        isolate = lint_context.ambiguous(sources)
+        for rel, found in results.items():
+            if found.error:
+                continue
+            key = self.cache.key(b"pylint\0" + listing + lint_context.context_digest(reached[rel], keys))
+            lint = self._lookup(key)
+            if lint is None:
+                if not staged:
+                    self._stage(sources)
+                    staged = True
+                lint = self._run(rel, basic=False, isolate=isolate)
+                self._keep(key, lint, fresh=True)
             else:
-                self.cache.hits += 1
-                results[rel] = cached
-                if pylint and not cached.pylint_measured and not cached.error:
-                    todo[rel] = (False, True)
-        if todo:
-            self._analyse(sources, results, todo)
-            for rel in todo:
-                if not results[rel].transient:
-                    self.cache.put(keys[rel], results[rel])
-        if persist is not None:
-            for rel, found in results.items():
-                if not found.transient and (rel in todo or keys[rel] not in persist.on_disk):
-                    persist.store(keys[rel], found)
+                self._keep(key, lint, fresh=False)
+            results[rel] = replace(found, pylint=lint.pylint, pylint_measured=lint.pylint_measured,
+                                   error=lint.error, transient=lint.transient)  # fmt: skip
         return results
+
+    def _lookup(self, key: str) -> FileQuality | None:
+        """The result kept for ``key``: in the cache, else in the ``persist`` folder."""
+        found = self.cache.get(key)
+        if found is None and self.persist is not None:
+            found = self.persist.stored(key)
+            if found is not None:
+                self.cache.put(key, found)
+                self.persist.hits += 1
+        if found is None:
+            self.cache.misses += 1
+        else:
+            self.cache.hits += 1
+        return found
+
+    def _keep(self, key: str, found: FileQuality, *, fresh: bool) -> None:
+        """Store a result just analysed (``fresh``) in the cache, and any result used in the
+        ``persist`` folder; a verdict of the clock or of a dead worker is not kept."""
+        if found.transient:
+            return
+        if fresh:
+            self.cache.put(key, found)
+        if self.persist is not None and (fresh or key not in self.persist.on_disk):
+            self.persist.store(key, found)
 
     def _counts(self, rel: str) -> bool:
         """A path of ``read_tree`` the interpreter may run (linked folders end in ``/``)."""
         return (rel.endswith("/") or rel.endswith(PYTHON_SUFFIXES)) and not matches(rel.rstrip("/"), self.exclude)
 
     def _sync_stage(self, sources: Mapping[str, bytes]) -> None:
-        """Make the staging folder hold exactly ``sources``, pragmas neutralised; the files
-        that changed or went away join ``_stale`` (their parsed modules are stale)."""
+        """Make the staging folder hold exactly ``sources``, pragmas neutralised."""
         stage = self.stage
         for rel in list(self._staged):
             if rel not in sources:
                 (stage / rel).unlink(missing_ok=True)
-                self._stale.add(stage / rel)
+                self._changed = True
                 del self._staged[rel]
         for rel, data in sources.items():
             if self._staged.get(rel) != data:
@@ -447,29 +476,28 @@ class QualityMeter:
                     staged = data  # the worker finds it undecodable and says so
                 (stage / rel).parent.mkdir(parents=True, exist_ok=True)
                 (stage / rel).write_bytes(staged)
-                self._stale.add(stage / rel)
+                self._changed = True
                 self._staged[rel] = data
 
-    def _analyse(self, sources: Mapping[str, bytes], results: dict[str, FileQuality], todo: dict[str, tuple[bool, bool]]) -> None:
-        stage = self.stage
+    def _stage(self, sources: Mapping[str, bytes]) -> None:
         try:
             self._sync_stage(sources)
         except OSError:
-            shutil.rmtree(stage, ignore_errors=True)
+            shutil.rmtree(self.stage, ignore_errors=True)
             self._staged.clear()
             raise
-        for rel, (basic, lint) in todo.items():
-            self.analysed.update(name for name, used in (("radon", basic), ("bandit", basic), ("pylint", lint)) if used)
-            found = self.worker.analyse(
-                stage / rel, stage, basic=basic, lint=lint, budget=self.budget_s, forget=self._stale
-            )
-            self._stale = set()
-            if not basic:  # pylint only, for a file whose other results came from the cache
-                found = replace(
-                    results[rel], pylint=found.pylint, pylint_measured=found.pylint_measured,
-                    error=found.error, transient=found.transient,
-                )  # fmt: skip
-            results[rel] = found
+
+    def _run(self, rel: str, *, basic: bool, isolate: bool = False) -> FileQuality:
+        """radon, the statement count and bandit (``basic``) or pylint on the staged ``rel``.
+        The first pylint run after the stage changed makes the worker forget every module
+        it parsed from the stage: one parsed before keeps the inferences it made against
+        its old neighbours, and a package the names of its modules."""
+        fresh = not basic and self._changed
+        if fresh:
+            self._changed = False
+        self.analysed.update(("radon", "bandit") if basic else ("pylint",))
+        return self.worker.analyse(self.stage / rel, self.stage, basic=basic, lint=not basic, budget=self.budget_s,
+                                   fresh=fresh or isolate)  # fmt: skip
 
 
 def quality_report(
