@@ -396,8 +396,10 @@ class QualityMeter:
 
     def _results(self, sources: Mapping[str, bytes], pylint: bool) -> dict[str, FileQuality]:
         """Each file's analysis, from the cache or run now and stored in it. radon's and
-        bandit's results are keyed by the file's text; pylint's by the text of the file and
-        of every module its imports reach (``lint_context``), which its verdict depends on."""
+        bandit's results are keyed by the file's text; pylint's by the text of the file, of
+        every module its imports reach and the names of all files staged (``lint_context``):
+        its verdict depends on them. Without ``pylint``, a file gets pylint's verdict only
+        where one is kept for that exact context."""
         keys = {rel: self.cache.key(data) for rel, data in sources.items()}
         results: dict[str, FileQuality | None] = {rel: self._lookup(key) for rel, key in keys.items()}
         missing = [rel for rel, found in results.items() if found is None]
@@ -410,16 +412,16 @@ class QualityMeter:
         for rel, found in results.items():
             if rel not in missing:
                 self._keep(keys[rel], found, fresh=False)
-        if not pylint:
-            return results
         reached = lint_context.reached({rel: found.imports for rel, found in results.items()})
         listing = lint_context.listing(sources)
-        isolate = lint_context.ambiguous(sources)
+        isolate = pylint and lint_context.ambiguous(sources)
         for rel, found in results.items():
             if found.error:
                 continue
             key = self.cache.key(b"pylint\0" + listing + lint_context.context_digest(reached[rel], keys))
             lint = self._lookup(key)
+            if lint is None and not pylint:
+                continue
             if lint is None:
                 if not staged:
                     self._stage(sources)
