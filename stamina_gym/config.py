@@ -146,8 +146,14 @@ class SandboxConfig(_Strict):
     max_output_chars: int = Field(20_000, ge=100)
     """Output of a command shown to the agent; the middle of longer output is cut."""
 
-    user: int = 65534
-    """Unprivileged uid (and gid) that runs the agent's code when the env runs as root."""
+    user: int = Field(200_000, ge=1)
+    """First uid (and gid) of the unprivileged users that run the agent's code when the env
+    runs as root. Each sandbox leases one uid of ``user .. user + users - 1`` for its life
+    (``stamina_gym.sandbox.users``), so that RLIMIT_NPROC, which counts per uid across the
+    machine, never lets one sandbox's processes starve another's."""
+
+    users: int = Field(1024, ge=1)
+    """How many uids the sandboxes of this machine may lease at once (one each)."""
 
     docker_image: str | None = None
     """docker: the image to run; by default the tag that ``stamina-gym docker-build``
@@ -161,8 +167,8 @@ class SandboxConfig(_Strict):
     """docker: CPUs the container may use at once (its CPU quota)."""
 
     tmp_mb: int = Field(256, ge=16)
-    """docker: size of the in-memory ``/tmp`` (and of each grading tree); counted in the
-    container's memory limit on top of ``memory_mb``."""
+    """Size of the sandbox's in-memory ``/tmp`` on both backends (docker: of each grading
+    tree too, counted in the container's memory limit on top of ``memory_mb``)."""
 
     def workers(self) -> int:
         """The number of pytest processes of one hidden-test run."""

@@ -9,6 +9,7 @@ import secrets
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -71,17 +72,53 @@ def test_memory_bomb_is_stopped(env):
     still_works(env)
 
 
-#: The fork bomb's own sandbox uid: RLIMIT_NPROC counts per uid across the machine, so with
-#: the default uid a bomb would starve the sandboxes of tests running beside it (``-n``).
-BOMB_UID = 65000
-
-
 def test_fork_bomb_is_contained(backend):
-    env = mini_env(sandbox={"kind": backend, "timeout_s": 10, "max_processes": 64, "user": BOMB_UID})
+    env = mini_env(sandbox={"kind": backend, "timeout_s": 10, "max_processes": 64})
     env.reset(seed=0)
     try:
         output, _, _ = act(env, tool="run", command="bomb() { bomb | bomb & }; bomb; sleep 2; echo survived")
         assert "fork" in output.lower() or "Resource temporarily unavailable" in output, output[-500:]
+        still_works(env)
+    finally:
+        env.close()
+
+
+def test_a_fork_bomb_in_one_env_does_not_starve_another(backend):
+    """RLIMIT_NPROC counts the processes of a uid across the machine: were both sandboxes
+    one uid, the bomb would leave the other env unable to start a process (its tests
+    failing for what another episode's agent did). Each sandbox leases a uid of its own."""
+    bomber = mini_env(sandbox={"kind": backend, "timeout_s": 10, "max_processes": 64})
+    victim = mini_env(sandbox={"kind": backend, "timeout_s": 10, "max_processes": 64})
+    try:
+        bomber.reset(seed=0)
+        victim.reset(seed=0)
+        bombed = []
+        thread = threading.Thread(target=lambda: bombed.append(
+            act(bomber, tool="run", command="bomb() { bomb | bomb & }; bomb; sleep 6; echo survived")[0]))
+        thread.start()
+        time.sleep(2)  # the bomb now holds every process its uid may have
+        output, _, info = act(victim, tool="run", command="for i in 1 2 3 4 5 6 7 8; do (echo job $i) & done; wait; echo alive")
+        assert info["ok"] and "alive" in output and output.count("job ") == 8 and "fork" not in output.lower(), output
+        act(victim, tool="apply_patch", patch=victim.turns[0].reference_patch)
+        grade = act(victim, tool="submit")[2]["grade"]
+        assert thread.is_alive(), "the bomb ended before the other env was tried"
+        assert grade["failure_class"] is None and grade["passed"] == grade["total"] > 0, grade
+        thread.join()
+        assert "Resource temporarily unavailable" in bombed[0] or "fork" in bombed[0].lower(), bombed[0][-500:]
+    finally:
+        bomber.close()
+        victim.close()
+
+
+def test_tmp_cannot_fill_the_machines_memory(backend):
+    """/tmp is a tmpfs, memory outside every process's RLIMIT_AS: it is sized."""
+    env = mini_env(sandbox={"kind": backend, "tmp_mb": 32})
+    env.reset(seed=0)
+    try:
+        command = "for i in 1 2 3 4; do head -c 20M /dev/zero > /tmp/f$i || echo FULL $i; done; du -sm /tmp"
+        output, _, _ = act(env, tool="run", command=command)
+        assert "No space left on device" in output and "FULL 2" in output, output
+        assert int(output.split()[-2]) <= 32, output
         still_works(env)
     finally:
         env.close()
@@ -139,7 +176,9 @@ def test_runs_unprivileged_when_root(env):
 
     output, _, _ = act(env, tool="run", command="id -u; grep CapEff /proc/self/status")
     if os.geteuid() == 0:
-        assert output.splitlines()[1].strip() == "65534"
+        uid = int(output.splitlines()[1].strip())
+        config = env.config.sandbox
+        assert config.user <= uid < config.user + config.users  # its own lease (sandbox/users.py)
     assert "0000000000000000" in output
 
 
@@ -246,7 +285,7 @@ def test_python_pytest_and_the_usual_tools_work_inside(env):
         " && git log --format=git-ok": "git-ok",
         "echo a b | awk '{print $2 \"-awk-ok\"}'": "b-awk-ok",
         "ls /usr/bin | sort | head -1 | wc -l | sed s/1/coreutils-ok/": "coreutils-ok",
-        "id -un": "nobody" if os.geteuid() == 0 else "",
+        "id -un": "sandbox" if os.geteuid() == 0 else "",
     }
     if shutil.which("sqlite3"):
         checks["sqlite3 :memory: \"select 'sqlite-ok';\""] = "sqlite-ok"

@@ -57,6 +57,7 @@ from stamina_gym.sandbox import REPO_MOUNT, Mount, RunResult, command_environmen
 from stamina_gym.sandbox.image import BUILD_COMMAND, image_tag, recipe
 from stamina_gym.sandbox.output import Capture
 from stamina_gym.sandbox.service import LineService
+from stamina_gym.sandbox.users import UserLease
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +143,9 @@ class DockerSandbox:
         except docker.errors.DockerException as exc:
             self._client.close()
             raise SandboxError(f"could not look up the image {self.image}: {exc}") from None
-        self.uid = config.user if os.geteuid() == 0 else os.getuid()
+        # a uid of this sandbox's own (stamina_gym.sandbox.users): processes in containers
+        # count against the host's RLIMIT_NPROC of their uid like any others
+        self._lease = UserLease(config.user, config.users) if os.geteuid() == 0 else None
         self.keeper = 65533 if self.uid != 65533 else 65532
         self._work: _Container | None = None
         self._grade: _Container | None = None
@@ -288,8 +291,18 @@ class DockerSandbox:
             _PYTHON_VERSIONS[self._image_id] = out.decode().strip()
         return _PYTHON_VERSIONS[self._image_id]
 
+    @property
+    def uid(self) -> int:
+        """The uid the agent's code runs as: this sandbox's lease (taken again if ``close``
+        gave it back), or this process's own when it is not root."""
+        if self._lease is None:
+            return os.getuid()
+        if not self._lease.held:
+            self._lease = UserLease(self.config.user, self.config.users)
+        return self._lease.uid
+
     def close(self) -> None:
-        """Remove this env's containers (and their volumes)."""
+        """Remove this env's containers (and their volumes), and give the uid back."""
         for service in self._services:
             try:
                 service.close()
@@ -300,6 +313,8 @@ class DockerSandbox:
         self._finalizer()
         self._work = self._grade = self._tests = None
         self._client.close()
+        if self._lease is not None:
+            self._lease.release()
 
     def container_ids(self) -> dict[str, str]:
         """Role -> id of the containers running now (for tests and diagnostics)."""

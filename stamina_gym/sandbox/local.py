@@ -42,6 +42,7 @@ from stamina_gym.errors import ConfigError, SandboxError
 from stamina_gym.sandbox import REPO_MOUNT, Mount, RunResult, command_environment
 from stamina_gym.sandbox.output import Capture
 from stamina_gym.sandbox.service import LineService
+from stamina_gym.sandbox.users import UserLease
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +85,19 @@ def bwrap_works() -> str | None:
     if probe.returncode != 0:
         return f"bwrap does not run here: {probe.stderr.strip()}"
     return None
+
+
+@functools.lru_cache(maxsize=1)
+def _tmpfs_can_be_sized() -> bool:
+    """Whether this bwrap takes ``--size`` for a tmpfs (bubblewrap 0.8.0 on)."""
+    probe = subprocess.run(["bwrap", "--ro-bind", "/", "/", "--size", "1048576", "--tmpfs", "/tmp", "true"],
+                           capture_output=True, check=False)  # fmt: skip
+    if probe.returncode != 0:
+        message = ("stamina-gym: this bubblewrap cannot size a tmpfs (--size needs 0.8.0): the sandbox's /tmp is "
+                   "bounded only by the kernel's default, half the machine's memory")  # fmt: skip
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+        log.warning(message)
+    return probe.returncode == 0
 
 
 def default_hidden_paths() -> list[Path]:
@@ -129,23 +143,35 @@ class LocalSandbox:
     def __init__(self, config: SandboxConfig, *, hidden: Sequence[Path] = ()) -> None:
         self.config = config
         self.isolation = self._choose_isolation(config.isolation)
-        self._uid = config.user if os.geteuid() == 0 else None
-        if self._uid is not None and self.isolation == "rlimits" and not _can_run_python_as(self._uid):
+        self._lease = UserLease(config.user, config.users) if os.geteuid() == 0 else None
+        if self._lease is not None and self.isolation == "rlimits" and not _can_run_python_as(self._lease.uid):
             message = (
-                f"stamina-gym: uid {self._uid} cannot run {sys.executable} (a parent folder is private), so "
+                f"stamina-gym: uid {self._lease.uid} cannot run {sys.executable} (a parent folder is private), so "
                 "without bubblewrap the agent's code runs as root and RLIMIT_NPROC does not bind"
             )
             warnings.warn(message, RuntimeWarning, stacklevel=2)
             log.warning(message)
-            self._uid = None
+            self._lease.release()
+            self._lease = None
         self._hidden = _dedupe([*default_hidden_paths(), *map(Path, hidden)])
         self._bin_dir = Path(sys.executable).parent
         self.python = sys.executable
-        self._filesystem = _filesystem_args(shown_paths(), self._hidden)
+        bwrap = self.isolation == "bwrap"
+        self._filesystem = _filesystem_args(shown_paths(), self._hidden, tmp_bytes=config.tmp_mb << 20) if bwrap else []
         self._services: list[LineService] = []
 
     def python_version(self) -> str:
         return platform.python_version()  # ``python`` is this interpreter
+
+    @property
+    def _uid(self) -> int | None:
+        """The uid the agent's code runs as (None: this process's own, when not root): this
+        sandbox's lease, taken again if ``close`` gave it back."""
+        if self._lease is None:
+            return None
+        if not self._lease.held:
+            self._lease = UserLease(self.config.user, self.config.users)
+        return self._lease.uid
 
     @staticmethod
     def _choose_isolation(wanted: str) -> str:
@@ -246,10 +272,12 @@ class LocalSandbox:
         return service.start(self.config.timeout_s)
 
     def close(self) -> None:
-        """Only warm services persist between commands: they end here."""
+        """Only warm services persist between commands: they end here, and the uid goes back."""
         for service in self._services:
             service.close()
         self._services.clear()
+        if self._lease is not None:
+            self._lease.release()
 
     # -- internals ----------------------------------------------------------------------
 
@@ -267,6 +295,7 @@ class LocalSandbox:
         for key, value in environment.items():
             args += ["--setenv", key, value]
         if self._uid is not None:
+            args += ["--ro-bind", str(self._lease.passwd), "/etc/passwd", "--ro-bind", str(self._lease.group), "/etc/group"]
             # bwrap needs root to build the mounts; the command itself runs unprivileged.
             args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--", "setpriv"]
             args += [f"--reuid={self._uid}", f"--regid={self._uid}", "--clear-groups"]
@@ -378,10 +407,11 @@ def _can_run_python_as(uid: int) -> bool:
     return probe.returncode == 0
 
 
-def _filesystem_args(shown: Sequence[Path], hidden: Sequence[Path]) -> list[str]:
+def _filesystem_args(shown: Sequence[Path], hidden: Sequence[Path], tmp_bytes: int) -> list[str]:
     """bwrap arguments that build the sandbox's filesystem on its empty root: each ``shown``
     path bound read-only at its own place (a symlink copied as a symlink), each ``hidden``
-    path an empty tmpfs, a private writable /tmp, /dev and /proc.
+    path an empty tmpfs, a private writable /tmp of ``tmp_bytes`` at most (a tmpfs is
+    memory: unbounded, the agent could fill half the machine's RAM), /dev and /proc.
 
     Shallow paths go first, and at one depth a hidden path before a shown one: so the
     interpreter shown inside a hidden checkout stays visible, and the package hidden inside
@@ -402,7 +432,8 @@ def _filesystem_args(shown: Sequence[Path], hidden: Sequence[Path]) -> list[str]
                 args += ["--perms", "0755", "--dir", str(folder)]
                 made.append((folder, "dir"))
         if kind == "tmp":
-            args += ["--perms", "1777", "--tmpfs", str(path)]
+            sized = ["--size", str(tmp_bytes)] if _tmpfs_can_be_sized() else []
+            args += ["--perms", "1777", *sized, "--tmpfs", str(path)]
         elif kind == "hide":
             args += ["--tmpfs", str(path)]
         elif path.is_symlink():
