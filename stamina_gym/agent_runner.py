@@ -133,9 +133,9 @@ def _ask(sandbox: Sandbox, mounts: Sequence[Mount], call: dict, timeout: float) 
         raise SandboxError(f"the warm runner's reply does not parse ({exc}): {reply.output[-500:]}") from None
     if answer is None:  # the runner ended or missed its deadline: the tests' doing, it is started afresh
         service.close()
-        note = "" if reply.timed_out else "\n[stamina-gym: the call ended the warm runner]"
+        note = "" if reply.timed_out or reply.limit else "\n[stamina-gym: the call ended the warm runner]"
         return RunResult(reply.exit_code or 1, reply.output + note, reply.output_bytes, timed_out=reply.timed_out,
-                         duration_s=reply.duration_s)  # fmt: skip
+                         limit=reply.limit, duration_s=reply.duration_s)  # fmt: skip
     capture = Capture(sandbox.config.max_output_chars)
     capture.head, capture.tail = bytearray(base64.b64decode(answer["head"])), bytearray(base64.b64decode(answer["tail"]))
     capture.total = int(answer["total"])

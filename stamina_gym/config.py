@@ -143,6 +143,14 @@ class SandboxConfig(_Strict):
     max_processes: int = Field(128, ge=8)
     """Processes the sandbox user may have at once (RLIMIT_NPROC): stops fork bombs."""
 
+    disk_mb: int = Field(2048, ge=16)
+    """Disk the agent's code may fill on the host while one command or test run runs (the
+    workspace is a host folder; RLIMIT_FSIZE bounds only one file): past it the run is
+    killed, a resource failure (``stamina_gym.sandbox.disk``)."""
+
+    disk_files: int = Field(200_000, ge=100)
+    """Files (inodes) it may create on the host meanwhile, likewise."""
+
     max_output_chars: int = Field(20_000, ge=100)
     """Output of a command shown to the agent; the middle of longer output is cut."""
 

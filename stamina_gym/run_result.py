@@ -18,7 +18,7 @@ class RunResult:
     truncated: bool = False
     timed_out: bool = False
     limit: str | None = None
-    """``cpu``, ``file_size``, ``output`` or ``memory`` when a resource limit stopped it."""
+    """``cpu``, ``file_size``, ``output``, ``memory`` or ``disk`` when a resource limit stopped it."""
     signal: int | None = None
     duration_s: float = 0.0
 

@@ -124,6 +124,40 @@ def test_tmp_cannot_fill_the_machines_memory(backend):
         env.close()
 
 
+@pytest.mark.parametrize("writer", [
+    "i=0; while :; do i=$((i+1)); head -c 8M /dev/zero > big$i; done",  # space
+    "i=0; while :; do i=$((i+1)); : > empty$i; done",  # inodes
+], ids=["bytes", "files"])  # fmt: skip
+def test_a_command_cannot_fill_the_hosts_disk(backend, writer):
+    """The workspace is a host folder: past the disk budget the command is killed."""
+    env = mini_env(sandbox={"kind": backend, "timeout_s": 30, "disk_mb": 64, "disk_files": 500})
+    env.reset(seed=0)
+    try:
+        start = time.monotonic()
+        output, _, _ = act(env, tool="run", command=writer)
+        assert "past the sandbox's disk budget" in output, output[-500:]
+        assert time.monotonic() - start < 20, "killed by its timeout, not by the budget"
+        written = sum(entry.stat().st_size for entry in os.scandir(env.workspace.path) if entry.is_file())
+        assert written < 256 << 20
+        still_works(env)
+    finally:
+        env.close()
+
+
+def test_a_test_run_that_fills_the_disk_is_a_resource_failure():
+    """The same through the hidden tests: the local backend grades a host copy of the tree."""
+    env = mini_env(sandbox={"disk_mb": 64})
+    env.reset(seed=0)
+    try:
+        filler = 'import itertools\nfor i in itertools.count():\n    open(f"/repo/junk{i}", "wb").write(bytes(8 << 20))\n'
+        act(env, tool="write_file", path="calc/__init__.py", content=filler)
+        grade = act(env, tool="submit")[2]["grade"]
+        assert grade["failure_class"] == "resource" and "disk" in grade["detail"], grade
+        still_works(env)
+    finally:
+        env.close()
+
+
 def test_infinite_loop_is_killed_with_its_children(backend):
     env = mini_env(sandbox={"kind": backend, "timeout_s": 2})
     env.reset(seed=0)

@@ -54,6 +54,7 @@ from stamina_gym import safetree
 from stamina_gym.config import SandboxConfig
 from stamina_gym.errors import SandboxError
 from stamina_gym.sandbox import REPO_MOUNT, Mount, RunResult, command_environment
+from stamina_gym.sandbox.disk import POLL_S, DiskWatch, watch_for
 from stamina_gym.sandbox.image import BUILD_COMMAND, image_tag, recipe
 from stamina_gym.sandbox.output import Capture
 from stamina_gym.sandbox.service import LineService
@@ -181,7 +182,8 @@ class DockerSandbox:
             raise SandboxError("a docker run cannot mix ephemeral mounts with bound ones")
         if not ephemeral:
             container = self._work_container(mounts)
-            return self._exec(container, wrapped, cwd, environment, timeout, limit)
+            watch = watch_for([m.source for m in mounts if m.writable], self.config)
+            return self._exec(container, wrapped, cwd, environment, timeout, limit, watch)
         too_big = self._too_big(ephemeral)
         if too_big is not None:
             return too_big
@@ -276,8 +278,9 @@ class DockerSandbox:
             return too_big
 
         hooks = {"before": before, "after": lambda: self._wipe(container, mounts)} if ephemeral else {}
+        bound = [m.source for m in mounts if m.writable and not m.ephemeral]  # host folders it writes through
         service = LineService(write=raw.sendall, read=read, fileno=raw.fileno(), prefix=prefix, kill=kill,
-                              exit_code=exit_code, **hooks)  # fmt: skip
+                              exit_code=exit_code, disk=lambda: watch_for(bound, self.config), **hooks)  # fmt: skip
         self._services.append(service)
         return service.start(cfg.timeout_s)
 
@@ -398,7 +401,8 @@ class DockerSandbox:
     # -- commands -----------------------------------------------------------------------
 
     def _exec(
-        self, container: "_Container", argv: list[str], cwd: str, environment: dict[str, str], timeout: float, limit: int
+        self, container: "_Container", argv: list[str], cwd: str, environment: dict[str, str], timeout: float, limit: int,
+        watch: DiskWatch | None = None,
     ) -> RunResult:
         start = time.monotonic()
         exec_id, sock = self._exec_start(container.id, argv, str(self.uid), cwd, environment)
@@ -416,7 +420,12 @@ class DockerSandbox:
                     self._kill_all(container)
                     deadline = time.monotonic() + KILL_GRACE_S
                     continue
-                ready, _, _ = select.select([raw], [], [], remaining)
+                if watch is not None and killed is None and (written := watch.exceeded()):
+                    killed = f"disk {written}"
+                    self._kill_all(container)
+                    deadline = time.monotonic() + KILL_GRACE_S
+                    continue
+                ready, _, _ = select.select([raw], [], [], min(remaining, POLL_S) if watch is not None else remaining)
                 if not ready:
                     continue
                 data = raw.recv(65536)

@@ -40,6 +40,8 @@ from stamina_gym import safetree
 from stamina_gym.config import SandboxConfig
 from stamina_gym.errors import ConfigError, SandboxError
 from stamina_gym.sandbox import REPO_MOUNT, Mount, RunResult, command_environment
+from stamina_gym.sandbox import disk
+from stamina_gym.sandbox.disk import DiskWatch, watch_for
 from stamina_gym.sandbox.output import Capture
 from stamina_gym.sandbox.service import LineService
 from stamina_gym.sandbox.users import UserLease
@@ -205,7 +207,8 @@ class LocalSandbox:
             command, cwd_host = self._bwrap_argv(argv, mounts, cwd, environment), None
         else:
             command, cwd_host, environment = self._translate(argv, mounts, cwd, environment)
-        return self._execute(command, cwd_host, environment, timeout, limit)
+        watch = watch_for([m.source for m in mounts if m.writable], self.config)
+        return self._execute(command, cwd_host, environment, timeout, limit, watch)
 
     def prepare(self, path: Path) -> None:
         """Hand a tree the env wrote (as root) to the sandbox user, so its code can write."""
@@ -266,8 +269,9 @@ class LocalSandbox:
                     pass
 
         fd = proc.stdout.fileno()
+        writable = [m.source for m in mounts if m.writable]
         service = LineService(write=write, read=lambda: os.read(fd, 65536), fileno=fd, prefix=prefix, kill=kill,
-                              exit_code=proc.poll)  # fmt: skip
+                              exit_code=proc.poll, disk=lambda: watch_for(writable, self.config))  # fmt: skip
         self._services.append(service)
         return service.start(self.config.timeout_s)
 
@@ -334,7 +338,8 @@ class LocalSandbox:
             os.setuid(self._uid)
 
     def _execute(
-        self, command: list[str], cwd: str | None, environment: dict[str, str], timeout: float, limit: int
+        self, command: list[str], cwd: str | None, environment: dict[str, str], timeout: float, limit: int,
+        watch: DiskWatch | None = None,
     ) -> RunResult:
         start = time.monotonic()
         try:
@@ -350,7 +355,7 @@ class LocalSandbox:
             )
         except OSError as exc:
             raise SandboxError(f"could not start {command[0]!r}: {exc}") from exc
-        capture, killed = _drain(proc, start + timeout, limit)
+        capture, killed = _drain(proc, start + timeout, limit, watch)
         code = proc.wait()
         duration = time.monotonic() - start
         if killed is None and self.isolation == "bwrap" and code == 1 and capture.total < 4096:
@@ -360,8 +365,9 @@ class LocalSandbox:
         return capture.result(code, killed, duration)
 
 
-def _drain(proc: subprocess.Popen, deadline: float, limit: int) -> tuple[Capture, str | None]:
-    """Read all output until EOF, the deadline, or the hard output limit."""
+def _drain(proc: subprocess.Popen, deadline: float, limit: int, watch: DiskWatch | None = None) -> tuple[Capture, str | None]:
+    """Read all output until EOF, the deadline, the hard output limit, or (``watch``) the
+    disk budget."""
     assert proc.stdout is not None
     capture, killed = Capture(limit), None
     fd = proc.stdout.fileno()
@@ -372,7 +378,10 @@ def _drain(proc: subprocess.Popen, deadline: float, limit: int) -> tuple[Capture
             if remaining <= 0:
                 killed = "timeout"
                 break
-            if not sel.select(remaining):
+            if watch is not None and (written := watch.exceeded()):
+                killed = f"disk {written}"
+                break
+            if not sel.select(min(remaining, disk.POLL_S) if watch is not None else remaining):
                 continue
             chunk = os.read(fd, 65536)
             if not chunk:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import signal
 
 from stamina_gym.run_result import RunResult
+from stamina_gym.sandbox import disk
 
 #: Output beyond this many bytes ends the command: nobody reads 16 MiB of a log.
 HARD_OUTPUT_LIMIT = 16 * 1024 * 1024
@@ -35,7 +36,8 @@ class Capture:
         return self.total > HARD_OUTPUT_LIMIT
 
     def result(self, code: int, killed: str | None, duration: float) -> RunResult:
-        """``killed`` is ``timeout`` or ``output`` when the sandbox ended the command."""
+        """``killed`` is ``timeout``, ``output`` or ``disk <what was written>`` when the
+        sandbox ended the command."""
         sig = -code if code < 0 else (code - 128 if 128 < code < 160 else None)
         text = self.head.decode("utf-8", "replace")
         shown = len(self.head) + len(self.tail)
@@ -47,7 +49,10 @@ class Capture:
             text += "\n[stamina-gym: command killed after its wall-clock timeout]"
         elif killed == "output":
             text += f"\n[stamina-gym: command killed after {HARD_OUTPUT_LIMIT} bytes of output]"
-        limit_hit = "output" if killed == "output" else _SIGNAL_LIMITS.get(sig) if sig else None
+        elif killed and killed.startswith("disk"):
+            text += disk.note(killed.partition(" ")[2])
+        limit_hit = "output" if killed == "output" else "disk" if killed and killed.startswith("disk") else (
+            _SIGNAL_LIMITS.get(sig) if sig else None)
         if limit_hit is None and killed is None and code != 0 and "MemoryError" in text[-2000:]:
             limit_hit = "memory"
         return RunResult(

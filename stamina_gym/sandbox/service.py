@@ -10,6 +10,7 @@ from typing import Callable
 
 from stamina_gym.errors import SandboxError
 from stamina_gym.run_result import RunResult
+from stamina_gym.sandbox.disk import POLL_S, DiskWatch, note
 
 #: Output a service writes besides its replies (a crash's traceback) is kept up to this.
 NOISE_LIMIT = 64 * 1024
@@ -21,13 +22,19 @@ class LineService:
     answer it itself; ``after`` runs once the reply is in. The first such line after the start is the
     service saying it is ready, and is not a reply; a service that ends before it is a
     ``SandboxError`` (nothing of the request has run). A service that misses a deadline is
-    killed; one that ended is ``alive`` no more, and its owner starts another."""
+    killed; one that ended is ``alive`` no more, and its owner starts another. ``disk`` gives
+    each request's ``DiskWatch``: past its budget the service is killed too, and the reply
+    carries ``limit="disk"``."""
 
     def __init__(self, *, write: Callable[[bytes], None], read: Callable[[], bytes], fileno: int, prefix: str,
                  kill: Callable[[], None], exit_code: Callable[[], int | None],
                  before: Callable[[], RunResult | None] = lambda: None,
-                 after: Callable[[], None] = lambda: None) -> None:  # fmt: skip
+                 after: Callable[[], None] = lambda: None,
+                 disk: Callable[[], DiskWatch | None] = lambda: None) -> None:  # fmt: skip
         self._write, self._read, self._fileno = write, read, fileno
+        self._disk = disk
+        self._watch: DiskWatch | None = None
+        self._written: str | None = None
         self._kill, self._exit_code = kill, exit_code
         self._before, self._after = before, after
         self._prefix = prefix.encode()
@@ -54,9 +61,11 @@ class LineService:
         refused = self._before()
         if refused is not None:  # the backend would not make this request (a tree too big, say)
             return refused
+        self._watch, self._written = self._disk(), None
         try:
             return self._exchange(line, start, deadline, noise)
         finally:
+            self._watch = None
             if self.alive:
                 self._after()
 
@@ -86,7 +95,15 @@ class LineService:
                 if len(noise) < NOISE_LIMIT:
                     noise += line[: NOISE_LIMIT - len(noise)] + b"\n"
             remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([self._fileno], [], [], remaining)[0]:
+            if self._watch is not None and (written := self._watch.exceeded()):
+                self._written = written
+                return None
+            if remaining <= 0:
+                return None
+            polling = self._watch is not None  # look at the disk again at least every POLL_S
+            if not select.select([self._fileno], [], [], min(remaining, POLL_S) if polling else remaining)[0]:
+                if polling:
+                    continue
                 return None
             chunk = self._read()
             if not chunk:
@@ -94,11 +111,14 @@ class LineService:
             self._buffer += chunk
 
     def _ended(self, noise: bytearray, start: float, deadline: float) -> RunResult:
-        timed_out = time.monotonic() >= deadline
+        written = self._written
+        timed_out = not written and time.monotonic() >= deadline
         self.close()
         code = self._exit_code()
         text = bytes(noise + self._buffer).decode("utf-8", "replace")
         if timed_out:
             text += "\n[stamina-gym: the warm runner missed its deadline and was killed]"
+        if written:
+            text += note(written)
         return RunResult(exit_code=-9 if code is None else code, output=text, output_bytes=len(text), timed_out=timed_out,
-                         duration_s=time.monotonic() - start)  # fmt: skip
+                         limit="disk" if written else None, duration_s=time.monotonic() - start)  # fmt: skip
