@@ -145,6 +145,28 @@ def test_a_command_cannot_fill_the_hosts_disk(backend, writer):
         env.close()
 
 
+def test_one_env_filling_the_disk_does_not_get_another_envs_run_killed():
+    """The budget is read off the filesystem, which envs share: the writer must not be
+    able to charge its writes to a run beside it (its tests would fail as a resource
+    failure for another episode's doing)."""
+    writer = mini_env(sandbox={"timeout_s": 30, "disk_mb": 64})
+    bystander = mini_env(sandbox={"timeout_s": 30, "disk_mb": 64})
+    try:
+        writer.reset(seed=0)
+        bystander.reset(seed=0)
+        quiet: list[str] = []
+        thread = threading.Thread(target=lambda: quiet.append(act(bystander, tool="run", command="sleep 3; echo done")[0]))
+        thread.start()
+        time.sleep(0.5)
+        output, _, _ = act(writer, tool="run", command="i=0; while :; do i=$((i+1)); head -c 8M /dev/zero > big$i; done")
+        thread.join()
+        assert "past the sandbox's disk budget" in output, output[-300:]
+        assert quiet[0].strip().endswith("done") and "disk budget" not in quiet[0], quiet[0]
+    finally:
+        writer.close()
+        bystander.close()
+
+
 def test_a_test_run_that_fills_the_disk_is_a_resource_failure():
     """The same through the hidden tests: the local backend grades a host copy of the tree."""
     env = mini_env(sandbox={"disk_mb": 64})
