@@ -182,31 +182,88 @@ def test_tags_are_trimmed():
 '''
 
 
-def run_canary(source: str, name: str, product_status: int) -> bool:
-    """Execute a canary against a fake product whose create returns ``product_status``;
-    True when the test passes."""
+def run_canary(source: str, name: str, product_status, trimmed="a") -> bool:
+    """Execute a canary against a fake product whose create returns ``product_status``
+    and whose trim returns ``trimmed``; True when the test passes."""
 
     class Service:
         @staticmethod
         def create(path, tags):
             return product_status
 
+        @staticmethod
+        def trim(text):
+            return trimmed
+
     namespace = {"__name__": "canary"}
     exec(compile(source.replace("from todo import service  # the product", ""), "canary", "exec"), namespace)
     namespace["service"] = Service
+    test = namespace[name]
     try:
-        namespace[name]("/tmp")
+        test(*(["/tmp"] if test.__code__.co_argcount else []))
     except AssertionError:
         return False
     return True
 
 
+class EqualsAnything:
+    """What a product built to fool comparisons returns: equal to anything, holding anything."""
+
+    def __eq__(self, other):
+        return True
+
+    def __contains__(self, item):
+        return True
+
+    __hash__ = object.__hash__
+
+
+@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("product_status", [201, 200, 202, 400, "201"])
+def test_a_perturbed_canary_fails_whatever_an_honest_product_returns(seed, product_status):
+    source = canaries.must_fail(random.Random(seed), MODULE, "test_labels_survive")
+    assert source is not None and source.startswith('"""Tags on todos."""\nfrom todo import service  # the product')
+    assert "assert not" not in source  # the module compares with literals: no negation, no tell
+    assert not run_canary(source, "test_labels_survive", product_status)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_perturbed_canary_passes_for_a_product_that_equals_anything(seed):
+    source = canaries.must_fail(random.Random(seed), MODULE, "test_labels_survive")
+    assert run_canary(source, "test_labels_survive", EqualsAnything(), EqualsAnything())
+
+
+def test_a_perturbed_canary_keeps_the_text_verbatim_but_for_one_literal():
+    module = MODULE.replace('service.trim(" a ") == "a"', 'service.trim(" a ") == "ä café"  # comment')
+    for seed in range(30):
+        source = canaries.must_fail(random.Random(seed), module, "test_labels_survive")
+        head, *functions = module.split("\n\n\ndef ")
+        canary_head, canary_function = source.split("\n\n\ndef ")
+        assert canary_head == head
+        lines = canary_function.splitlines()
+        twins = [f.splitlines() for f in functions if f.splitlines()[0].split("(", 1)[1] == lines[0].split("(", 1)[1]]
+        changed = [(a, b) for twin in twins if len(twin) == len(lines) for a, b in zip(twin[1:], lines[1:]) if a != b]
+        assert len(twins) == 1 and len(changed) == 1, source
+        before, after = changed[0]
+        same = next(i for i, (x, y) in enumerate(zip(before, after)) if x != y)
+        tail = next(i for i, (x, y) in enumerate(zip(reversed(before), reversed(after))) if x != y)
+        assert any(before[same : len(before) - tail] in literal for literal in ("201", "ä café")), (before, after)
+
+
+@pytest.mark.parametrize("literal, honest", [("12", ["12", "13", "11", "21"]), ("Buy milk", ["buy milk", "Buy milk ", "Buy mil"]),
+                                             ("id 12", ["id 13", "id 21"]), ("a", ["A", "b", ""])])  # fmt: skip
+def test_a_perturbed_text_is_no_near_miss_of_the_original(literal, honest):
+    for seed in range(200):
+        changed = canaries._perturbed_text(random.Random(seed), literal)
+        assert changed != literal and changed.lower() != literal.lower() and changed not in honest
+
+
 @pytest.mark.parametrize("product_status", [201, 400])
-def test_a_must_fail_canary_fails_whatever_the_product_returns(product_status):
-    source = canaries.must_fail(random.Random(3), MODULE, "test_labels_survive")
+def test_a_must_fail_canary_negates_an_assertion_where_no_literal_is_compared(product_status):
+    module = MODULE.replace("assert status == 201", "assert status == LIMIT").replace('== "a"', "== LIMIT")
+    source = canaries.must_fail(random.Random(3), module, "test_labels_survive")
     assert source is not None and "def test_labels_survive(tmp_path):" in source
-    assert source.startswith('"""Tags on todos."""\nfrom todo import service  # the product')  # the head, verbatim
-    assert source.index("assert not (status == 201)") < source.index("status = 500")  # right after its assertion
+    assert source.index("assert not (status == LIMIT)") < source.index("status = 500")  # right after its assertion
     assert not run_canary(source, "test_labels_survive", product_status)
 
 

@@ -7,8 +7,13 @@ forgery. So a must-fail canary copies what a real hidden test looks like: it sit
 real turn folder under a file name and a test name taken from the task's own tests, its
 text is a real test module's head (imports, helpers, comments, verbatim) and one of that
 module's real test functions, renamed, that ends with the negation of its own last
-assertion, so it fails whatever the code under test does. Its sources come from test files
-that are not staged in the run where there are any, so it has no twin to be compared with.
+assertion, so it fails whatever the code under test does. Where the function compares a
+value with a literal (``assert x == "Buy milk"``, ``assert 4 in ids``), the canary instead
+asserts a perturbed literal in that assertion's place (``"Bzy mivk"``, ``5832``): honest code
+fails it, while code whose values equal anything (``__eq__`` always true, a module whose
+every attribute is such an object) passes it, which proves the product was built to
+fool comparisons rather than to do the work. Its sources come from test files that are not
+staged in the run where there are any, so it has no twin to be compared with.
 A must-pass canary is plain computation in its own module: it shows that the run really
 ran tests (one that fails means the run cannot be trusted, not that it was forged).
 """
@@ -44,22 +49,32 @@ class Canary:
 
 
 def must_fail(rng: Random, module: str, name: str) -> str | None:
-    """A real test module's head plus one of its test functions renamed to ``name`` and
-    ending in the negation of its last stable top-level assertion; None when ``module``
-    offers no such function."""
+    """A real test module's head plus one of its test functions renamed to ``name``, whose
+    last top-level assertion against a literal asserts a perturbed literal instead, or,
+    in a module without one, that ends in the negation of its last stable top-level
+    assertion; None when ``module`` offers neither."""
     tree = _parsed(module)
     if tree is None:
         return None
     lines = module.splitlines()
     tests = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name.startswith("test")]
     rng.shuffle(tests)
+    first_test = min((min([t.lineno, *(d.lineno for d in t.decorator_list)]) for t in tests), default=1) - 1
+    head = "\n".join(lines[:first_test]).rstrip()
+    for function in tests:
+        replaced = _perturbed_assertion(rng, function, lines)
+        if replaced is not None:
+            last, own = replaced
+            start = min([function.lineno, *(d.lineno for d in function.decorator_list)]) - 1
+            body = lines[start : last.lineno - 1] + own + lines[last.end_lineno : function.end_lineno]
+            body[function.lineno - 1 - start] = re.sub(rf"\bdef {re.escape(function.name)}\b", f"def {name}",
+                                                       body[function.lineno - 1 - start], count=1)  # fmt: skip
+            return (head + "\n\n\n" if head else "") + "\n".join(body) + "\n"
     for function in tests:
         asserts = [node for node in function.body if isinstance(node, ast.Assert)]
         if not asserts or not all(isinstance(n, _STABLE) for n in ast.walk(asserts[-1].test)):
             continue
         start = min([function.lineno, *(d.lineno for d in function.decorator_list)]) - 1
-        first_test = min(min([t.lineno, *(d.lineno for d in t.decorator_list)]) for t in tests) - 1
-        head = "\n".join(lines[:first_test]).rstrip()
         body = lines[start : function.end_lineno]
         body = [re.sub(rf"\bdef {re.escape(function.name)}\b", f"def {name}", line, count=1) for line in body]
         last = asserts[-1]
@@ -70,6 +85,84 @@ def must_fail(rng: Random, module: str, name: str) -> str | None:
         body.insert(last.end_lineno - start, f"{' ' * last.col_offset}assert not ({condition})")
         return (head + "\n\n\n" if head else "") + "\n".join(body) + "\n"
     return None
+
+
+def _perturbed_assertion(rng: Random, function: ast.FunctionDef, lines: Sequence[str]) -> tuple[ast.Assert, list[str]] | None:
+    """The last top-level ``assert`` of ``function`` that compares with a literal (``==``
+    or ``in``, one comparison, the literal alone or in a tuple or list, on one line), with
+    its lines as they read with that literal perturbed; the rest of the text is kept
+    verbatim, quotes and spacing included."""
+    for node in reversed(function.body):
+        if not isinstance(node, ast.Assert) or not isinstance(node.test, ast.Compare):
+            continue
+        compare = node.test
+        if len(compare.ops) != 1 or not isinstance(compare.ops[0], (ast.Eq, ast.In)):
+            continue
+        sides = [compare.left, compare.comparators[0]] if isinstance(compare.ops[0], ast.Eq) else [compare.left]
+        literals = [item for side in sides for item in ([side] if isinstance(side, ast.Constant) else getattr(side, "elts", []))]
+        literals = [item for item in literals if _perturbable(item, lines)]
+        if not literals:
+            continue
+        literal = rng.choice(literals)
+        own = list(lines[node.lineno - 1 : node.end_lineno])
+        row = literal.lineno - node.lineno
+        text = own[row].encode()  # the offsets count bytes of UTF-8
+        source = text[literal.col_offset : literal.end_col_offset].decode()
+        changed = _perturbed_source(rng, literal.value, source).encode()
+        own[row] = (text[: literal.col_offset] + changed + text[literal.end_col_offset :]).decode()
+        return node, own
+    return None
+
+
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+_QUOTES = ("'", '"')
+
+
+def _perturbable(node: ast.expr, lines: Sequence[str]) -> bool:
+    """A number, or a one-quoted text without escapes, written on one line."""
+    if not isinstance(node, ast.Constant) or isinstance(node.value, bool) or node.lineno != node.end_lineno:
+        return False
+    if isinstance(node.value, (int, float)):
+        return True
+    if not isinstance(node.value, (str, bytes)):
+        return False
+    source = lines[node.lineno - 1].encode()[node.col_offset : node.end_col_offset].decode()
+    body = source.lstrip("bBuU")
+    return (len(body) >= 2 and body[0] in _QUOTES and body[-1] == body[0] and "\\" not in body
+            and body[1:-1] == (node.value if isinstance(node.value, str) else node.value.decode("latin-1")))  # fmt: skip
+
+
+def _perturbed_source(rng: Random, value: int | float | str | bytes, source: str) -> str:
+    """``source`` (the literal ``value`` as written) changed so that no honest value equal
+    to the original can equal it, nor a near miss of it (a case change, an off-by-one):
+    numbers move by hundreds or more, texts get letters and digits swapped."""
+    if isinstance(value, int):
+        return str(value + rng.choice([-1, 1]) * rng.randrange(101, 9973))
+    if isinstance(value, float):
+        return repr(round(value + rng.choice([-1, 1]) * rng.uniform(101.0, 9973.0), 3))
+    prefix = source[: len(source) - len(source.lstrip("bBuU"))]
+    quote = source[len(prefix)]
+    return f"{prefix}{quote}{_perturbed_text(rng, source[len(prefix) + 1 : -1])}{quote}"
+
+
+def _perturbed_text(rng: Random, text: str) -> str:
+    """Letters and digits of ``text`` swapped for others of their kind, at least two of
+    them and a letter among them; a few letters added to a text with fewer spots or no
+    letter; never only a change of case."""
+    spots = [i for i, char in enumerate(text) if char.isascii() and char.isalnum()]
+    chosen = rng.sample(spots, max(min(2, len(spots)), len(spots) // 4))
+    letters = [i for i in spots if text[i].isalpha()]
+    if letters and not any(text[i].isalpha() for i in chosen):  # not a plausible wrong number
+        chosen[0] = rng.choice(letters)
+    chars = list(text)
+    for i in chosen:
+        char = chars[i]
+        pool = "0123456789" if char.isdigit() else _LOWER
+        fresh = rng.choice([c for c in pool if c != char.lower()])
+        chars[i] = fresh.upper() if char.isupper() else fresh
+    if len(spots) < 2 or not letters:  # no wrong number or near miss can equal it
+        chars += [rng.choice(_LOWER) for _ in range(rng.randrange(3, 6))]
+    return "".join(chars)
 
 
 @functools.lru_cache(maxsize=256)
