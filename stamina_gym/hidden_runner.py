@@ -57,7 +57,9 @@ def copy_source(src: Path, dst: Path) -> None:
 
 def pytest_args(shard: int, files: Sequence[str]) -> list[str]:
     """pytest's arguments in one shard of the harness (the interpreter is already isolated);
-    the harness puts the roots of the grading folder and the source for the placeholders."""
+    the harness puts the roots of the grading folder and the source for the placeholders.
+    The task's test support comes first on the path: a module of the agent's by the same
+    name is never imported in its place."""
     return [
         "-c", "{grade}/pytest.ini", "--rootdir", "{grade}",
         "-p", "no:cacheprovider", "-p", "no:junitxml", "--noconftest", "--import-mode=importlib",
@@ -65,7 +67,7 @@ def pytest_args(shard: int, files: Sequence[str]) -> list[str]:
         # Python's own traceback: pytest's default style reads every frame's source, which
         # was about 8 ms per failing test (each run has its must-fail canaries).
         "--tb=native",
-        "-o", "pythonpath={repo} {grade}/support", f"--basetemp=/tmp/pytest-shard-{shard}",
+        "-o", "pythonpath={grade}/support {repo}", f"--basetemp=/tmp/pytest-shard-{shard}",
         *(f"{{grade}}/tests/{path}" for path in files),
     ]  # fmt: skip
 

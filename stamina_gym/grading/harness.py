@@ -26,9 +26,12 @@ for the threat model this answers; in short:
 * The audit hook ends the child (``alarm``, exit ``ALARM_EXIT``) on ctypes calls, heap
   and frame walking through ``gc``, tracing hooks, hand-made code objects, ``__code__``
   swaps, opening ``/proc/*/mem``, and any read or write of the harness's own functions'
-  defaults. pytest's and pluggy's modules and classes are fingerprinted before the first
-  product import and compared after collection and at the end (``integrity``), since
-  rebinding a module or class attribute raises no audit event.
+  defaults. pytest's, pluggy's and unittest's modules and classes and the builtins are
+  fingerprinted before the first product import and compared after collection and at the
+  end (``integrity``), since rebinding a module or class attribute raises no audit event.
+  The task's test support (``{grade}/support``, first on the path) is read before then:
+  a support module from another file, or a function of it whose code is not its file's,
+  is a change too, and so is rebinding its attributes after collection.
 """
 
 import os
@@ -42,7 +45,12 @@ MARKER = "\x1estamina-gym-report "
 _LOG_TAIL = 4096
 _RESULT_CAP = 32 * 1024 * 1024
 _MESSAGE_CAP = 600
-_WATCHED = ("_pytest", "pytest", "pluggy")
+#: Modules whose attributes the graded code must leave alone: the test runner's and the
+#: assertion helpers' (unittest's, the builtins), where a rebinding makes failing tests pass.
+_WATCHED = ("_pytest", "pytest", "pluggy", "unittest", "builtins")
+#: Watched namespaces where honest code may add names (``gettext.install`` adds ``_`` to
+#: the builtins): only rebinding or deleting what was there is a change.
+_GROWING = frozenset({"builtins"})
 #: Attributes pytest itself rebinds during a run (assertion hooks set per test).
 _MUTABLE = frozenset({"_pytest.assertion.util._reprcompare", "_pytest.assertion.util._assertion_pass",
                       "_pytest.assertion.util._config"})  # fmt: skip
@@ -216,7 +224,7 @@ def run_job(job, roots, pytest, sha256):
                 import resource
 
                 resource.setrlimit(resource.RLIMIT_CPU, (int(job["cpu_s"]), int(job["cpu_s"])))
-            os._exit(_child(shard, result_w, log_w, go_r, pytest, sha256))
+            os._exit(_child(shard, result_w, log_w, go_r, pytest, sha256, roots.get("{grade}")))
         for fd in (result_w, log_w, go_r):
             os.close(fd)
         shards.append({"pid": pid, "result": result_r, "log": log_r, "go": go_w, "lines": [], "buffer": b"",
@@ -556,7 +564,7 @@ def _relative(nodeid):
 # -- the child ------------------------------------------------------------------------------
 
 
-def _child(shard, result_fd, log_fd, go_fd, pytest, sha256):
+def _child(shard, result_fd, log_fd, go_fd, pytest, sha256, grade=None):
     """Run one shard's tests; returns the exit status. Nothing of the agent's has been
     imported when this starts."""
     os.setpgid(0, 0)
@@ -573,7 +581,8 @@ def _child(shard, result_fd, log_fd, go_fd, pytest, sha256):
         return 1
     os.close(go_fd)
     armed = [False]
-    plugin, ours = _plugin(send, armed, frozenset(shard.get("keep") or ()), bool(shard.get("keep")), pytest)
+    support = _support_code(os.path.join(grade, "support")) if grade else {}
+    plugin, ours = _plugin(send, armed, frozenset(shard.get("keep") or ()), bool(shard.get("keep")), pytest, support)
     sys.addaudithook(_audit_hook(send, armed, frozenset(map(id, ours))))
     sys.argv = ["pytest"]
     try:
@@ -597,12 +606,15 @@ def _signer(fd, key, sha256):
     return send
 
 
-def _plugin(send, armed, keep, filtering, pytest):
+def _plugin(send, armed, keep, filtering, pytest, support):
     """The harness's pytest plugin: a module object of hook functions whose state sits in
-    their default arguments (reading those is an audited event)."""
+    their default arguments (reading those is an audited event). ``support`` is what
+    ``_support_code`` read of the task's test support."""
     import types
+    import unittest
 
     from _pytest.outcomes import Skipped
+    from _pytest.unittest import TestCaseFunction
 
     state = {"snapshot": None}
 
@@ -623,13 +635,16 @@ def _plugin(send, armed, keep, filtering, pytest):
         for item in items:
             _functions[id(item)] = (item, _unwrap(getattr(item, "obj", None)))
 
-    def pytest_collection_finish(session, _state=state, _send=send, _diff=_changed):
+    def pytest_collection_finish(session, _state=state, _send=send, _diff=_changed, _support=support,
+                                 _check=_support_changed, _prints=_support_prints):  # fmt: skip
         if _state["snapshot"] is not None:
-            _send("integrity", *_diff(_state["snapshot"]))
+            _send("integrity", *_diff(_state["snapshot"]), *_check(_support))
+            _state["support"] = _prints(_support)
 
-    def pytest_sessionfinish(session, _state=state, _send=send, _diff=_changed):
+    def pytest_sessionfinish(session, _state=state, _send=send, _diff=_changed, _support=support,
+                             _check=_support_changed):  # fmt: skip
         if _state["snapshot"] is not None:  # before pytest unconfigures (and undoes its own patches)
-            _send("integrity", *_diff(_state["snapshot"]))
+            _send("integrity", *_diff(_state["snapshot"]), *_check(_support), *_diff(_state.get("support") or ()))
 
     def before(item, _functions=functions, _send=send, _unwrap=_unwrap, _id=id, _str=str):
         """The test function to call, after checking it is the one collected."""
@@ -639,7 +654,7 @@ def _plugin(send, armed, keep, filtering, pytest):
             _send("forged", _str(item.nodeid) + "'s test function was replaced after collection")
         return function
 
-    def after(item, exc, _send=send, _skipped=Skipped, _isinstance=isinstance, _type=type, _str=str):
+    def after(item, exc, _send=send, _skipped=(Skipped, unittest.SkipTest), _isinstance=isinstance, _type=type, _str=str):
         if exc is None:
             _send("call", _str(item.nodeid), "passed", "")
         else:
@@ -659,6 +674,24 @@ def _plugin(send, armed, keep, filtering, pytest):
         _after(pyfuncitem, None)
         return True
 
+    # A unittest test method is called by unittest's machinery, not by pytest_pyfunc_call:
+    # the harness hands it a wrapper in the method's place, which sees the call itself.
+    def pytest_runtest_call(item, _before=before, _after=after, _kind=TestCaseFunction, _isinstance=isinstance):
+        if not _isinstance(item, _kind):
+            return
+        method = _before(item)
+
+        def called(_method=method, _item=item, _after=_after):
+            try:
+                _method()
+            except BaseException as exc:
+                _after(_item, exc)
+                raise
+            _after(_item, None)
+
+        called.__dict__.update(getattr(method, "__dict__", {}))  # unittest's skip and expected-failure marks
+        item.obj = called
+
     def pytest_runtest_logreport(report, _send=send):
         if report.when == "call" or report.outcome != "passed":
             _send("report", report.nodeid, report.when, report.outcome, _failure_text(report))
@@ -672,7 +705,7 @@ def _plugin(send, armed, keep, filtering, pytest):
     for name in ("pytest_collection_modifyitems", "pytest_collection_finish",
                  "pytest_runtest_logreport", "pytest_collectreport"):  # fmt: skip
         hooks[name] = pytest.hookimpl(hooks[name])
-    for name in ("pytest_pyfunc_call", "pytest_collection"):
+    for name in ("pytest_pyfunc_call", "pytest_collection", "pytest_runtest_call"):
         hooks[name] = pytest.hookimpl(tryfirst=True)(hooks[name])
     plugin = types.ModuleType("stamina_gym_harness_plugin")  # hashable, as old pluggy wants; not in sys.modules
     plugin.__dict__.update(hooks)
@@ -729,19 +762,93 @@ def _audit_hook(send, armed, ours):
 
 
 def _fingerprint():
-    """Identity of every attribute of pytest's and pluggy's modules and classes."""
+    """Identity of every attribute of the watched modules (pytest's, pluggy's, unittest's,
+    the builtins) and of their classes."""
     prints = []
     for name, module in list(sys.modules.items()):
-        if module is None or not name.startswith(_WATCHED):
-            continue
-        namespace = getattr(module, "__dict__", None)
-        if namespace is None:
-            continue
-        prints.append((name, namespace, tuple(namespace), tuple(namespace.values())))
-        for attr, value in list(namespace.items()):
-            if isinstance(value, type) and getattr(value, "__module__", None) == name:
-                prints.append((f"{name}.{attr}", value.__dict__, tuple(value.__dict__), tuple(value.__dict__.values())))
+        if module is not None and name.startswith(_WATCHED):
+            prints.extend(_prints_of(name, module))
     return tuple(prints)
+
+
+def _prints_of(name, module):
+    namespace = getattr(module, "__dict__", None)
+    if namespace is None:
+        return []
+    prints = [(name, namespace, tuple(namespace), tuple(namespace.values()))]
+    for attr, value in list(namespace.items()):
+        if isinstance(value, type) and getattr(value, "__module__", None) == name:
+            prints.append((f"{name}.{attr}", value.__dict__, tuple(value.__dict__), tuple(value.__dict__.values())))
+    return prints
+
+
+def _support_code(root):
+    """What the task's test support under ``root`` defines, read and compiled from its
+    files before anything of the agent's runs: module name -> (its file, name -> the code
+    of each undecorated top-level function, ``Class.method`` -> each undecorated method's)."""
+    import ast
+
+    found = {}
+    if not os.path.isdir(root):
+        return found
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d.isidentifier())
+        for name in sorted(files):
+            if not name.endswith(".py") or not name[:-3].isidentifier():
+                continue
+            path = os.path.join(folder, name)
+            parts = os.path.relpath(path, root)[:-3].split(os.sep)
+            if parts[-1] == "__init__":
+                parts.pop()
+            if not parts:
+                continue
+            try:
+                with open(path, "rb") as handle:
+                    source = handle.read()
+                tree = ast.parse(source, filename=path)
+                module = compile(tree, path, "exec", dont_inherit=True)
+            except (OSError, SyntaxError, ValueError):
+                continue  # the module cannot import: its tests fail on their own
+            codes = {code.co_name: code for code in module.co_consts if hasattr(code, "co_code")}
+            expected = {}
+            for node in tree.body:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.decorator_list and node.name in codes:
+                    expected[node.name] = codes[node.name]
+                elif isinstance(node, ast.ClassDef) and not node.decorator_list and node.name in codes:
+                    inner = {code.co_name: code for code in codes[node.name].co_consts if hasattr(code, "co_code")}
+                    for item in node.body:
+                        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and not item.decorator_list and item.name in inner:
+                            expected[f"{node.name}.{item.name}"] = inner[item.name]
+            found[".".join(parts)] = (path, expected)
+    return found
+
+
+def _support_changed(support):
+    """How the imported support modules differ from the task's: a module of that name
+    from another file (the agent's, or made by hand), or a function or method whose code
+    is not the one its file defines."""
+    changed = []
+    for name, (path, expected) in support.items():
+        module = sys.modules.get(name)
+        if module is None:
+            continue  # not imported (yet)
+        if getattr(module, "__file__", None) != path:
+            changed.append(f"the support module {name} is not the task's ({getattr(module, '__file__', None)!r})")
+            continue
+        namespace = getattr(module, "__dict__", {})
+        for qualified, code in expected.items():
+            owner, _, attr = qualified.rpartition(".")
+            holder = namespace if not owner else getattr(namespace.get(owner), "__dict__", {})
+            value = holder.get(attr)
+            value = getattr(value, "__func__", value)
+            if getattr(value, "__code__", None) != code:
+                changed.append(f"{name}.{qualified} is not the function the support file defines")
+    return changed
+
+
+def _support_prints(support):
+    """``_fingerprint``'s prints of the imported support modules and their classes."""
+    return tuple(print_ for name in support if sys.modules.get(name) is not None for print_ in _prints_of(name, sys.modules[name]))
 
 
 def _changed(prints):
@@ -750,6 +857,8 @@ def _changed(prints):
     for label, namespace, keys, values in prints:
         now = dict(namespace)
         for attr in set(now).symmetric_difference(keys) - _ADDED:
+            if label in _GROWING and attr in now:
+                continue
             changed.append(f"{label}.{attr} was {'added' if attr in now else 'deleted'}")
         for attr, old in zip(keys, values):
             if attr in now and now[attr] is not old and f"{label}.{attr}" not in _MUTABLE:
