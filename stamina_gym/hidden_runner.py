@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Collection, Mapping, Sequence
 
-from stamina_gym import pyast, safetree
+from stamina_gym import collection, pyast, safetree
 from stamina_gym.errors import SandboxError, TreeTooLarge
 from stamina_gym.grading import canaries as canary_plan
 from stamina_gym.grading.grade import Canaries
@@ -88,7 +88,7 @@ def plant_rewritten(tests: Path, folders: Sequence[str]) -> None:
     except ImportError:  # another pytest: it simply rewrites as usual
         return
     for folder in folders:
-        for path in (tests / folder).rglob("test_*.py"):
+        for path in collection.test_files(tests / folder):
             source = path.read_bytes()
             inside = f"{GRADE_MOUNT}/tests/{path.relative_to(tests).as_posix()}"
             key = (inside, hashlib.sha256(source).digest())
@@ -176,6 +176,7 @@ def stage_tests(
     params: Mapping[str, str | int] | None = None,
     only: Collection[str] | None = None,
     costs: Mapping[str, float] | None = None,
+    report_dropped: bool = False,
 ) -> StagedTests:
     """Write the grading folder of a run of ``turns``' hidden tests (see
     ``run_hidden_tests``) into a new folder under ``scratch``; the env makes it while the
@@ -205,7 +206,7 @@ def stage_tests(
         keep = [tid for turn in group for tid in (chosen[turn.id] or turn.test_ids)]
         keep += [f"{c.path}::{c.test}" for c in own]
         files = sorted({tid.split("::")[0] for tid in keep})
-        job_shards.append({"args": pytest_args(number, files), "keep": keep})
+        job_shards.append({"args": pytest_args(number, files), "keep": keep, "report_dropped": report_dropped})
     return StagedTests(folder, tuple(t.id for t in turns), wanted, canaries, job_shards)
 
 
@@ -223,6 +224,7 @@ def run_hidden_tests(
     costs: Mapping[str, float] | None = None,
     staged: StagedTests | None = None,
     started: Callable[[], None] | None = None,
+    report_dropped: bool = False,
 ) -> HiddenRun:
     """Copy ``source``, add the hidden tests of ``turns`` (rendered with the episode's
     ``params`` when the task has any) and canaries, run, parse. (A grading cache wraps this
@@ -234,7 +236,8 @@ def run_hidden_tests(
     milliseconds, the task's ``costs.json``) the shards are balanced by what their tests
     cost rather than by their number. ``staged`` is the grading folder made ahead by
     ``stage_tests`` (used when it is for these turns and tests, discarded either way).
-    ``started`` is called once the run is handed to the sandbox."""
+    ``started`` is called once the run is handed to the sandbox. With ``report_dropped``
+    the run names the tests pytest collected in the staged files that it did not keep."""
     params = dict(params or {})
     workers = sandbox.config.workers() if workers is None else workers
     if staged is not None and not staged.matches(turns, only):
@@ -247,7 +250,8 @@ def run_hidden_tests(
             staged.discard()
         return HiddenRun(None, None, Canaries({}), str(exc))
     if staged is None:
-        staged = stage_tests(task=task, turns=turns, scratch=scratch, workers=workers, params=params, only=only, costs=costs)
+        staged = stage_tests(task=task, turns=turns, scratch=scratch, workers=workers, params=params, only=only, costs=costs,
+                             report_dropped=report_dropped)  # fmt: skip
     stage = warm.root if warm else staged.folder
     try:
         if warm:
@@ -363,7 +367,8 @@ def _read_report(run: RunResult, canaries: Canaries, job_id: str) -> HiddenRun:
     problem = "" if complete else "; ".join(
         f"shard {i} ended without finishing (exit {s['exit']}): {s['log'][-300:]}" for i, s in enumerate(shards) if s["done"] is None
     )
-    return HiddenRun(run, outcomes, canaries, problem, evidence=tuple(evidence), complete=complete)
+    dropped = tuple(name for shard in shards for name in shard.get("dropped", ()))
+    return HiddenRun(run, outcomes, canaries, problem, evidence=tuple(evidence), complete=complete, dropped=dropped)
 
 
 _RENDERED: dict[tuple[str, str], str] = {}
@@ -408,7 +413,7 @@ def _plan_canaries(task: Task, shards: list[list[Turn]], staged: Mapping[str, st
         (t.index for g in shards for t in g), default=0)]  # fmt: skip
     modules = []
     for turn in rng.sample(unstaged, min(len(unstaged), 6)):
-        for path in sorted((turn.dir / "tests").glob("test_*.py")):
+        for path in turn.tests:
             modules.append(_render(task, path, params))
     if not modules:  # every turn so far is staged: the run's own modules are the only ones
         modules = [text for rel, text in staged.items() if Path(rel).name.startswith("test_")]

@@ -7,20 +7,20 @@ Layout of a task folder::
     support/                   optional helper modules the hidden tests import
     turns/NN-slug/turn.yaml    title, kind, prompts (paraphrases), context_files, retires
     turns/NN-slug/reference.patch
-    turns/NN-slug/tests/test_*.py   the turn's hidden tests
+    turns/NN-slug/tests/test_*.py   the turn's hidden tests (``*_test.py`` too, at any depth)
     turns/NN-slug/repro.py     optional reproduction script of a bug report (``repro``)
 
 A turn may also carry a hidden spec (``spec``), key decisions (``decisions``), reference
 plans and template variables: see ``TurnSpec`` and ``stamina_gym.user``.
 
-A hidden test id is ``<turn dir>/<file>::<function>`` (``::Class::method`` for methods).
+A hidden test id is ``<turn dir>/<file>::<function>`` (``::Class::method`` for methods),
+collected as pytest collects them (``stamina_gym.collection``).
 Tasks outside the package are found through STAMINA_GYM_TASKS (folders separated by
 ``os.pathsep``; each is a task folder or a folder of task folders).
 """
 
 from __future__ import annotations
 
-import ast
 import functools
 import os
 import re
@@ -30,7 +30,7 @@ from typing import Callable, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from stamina_gym import pyast
+from stamina_gym import collection
 from stamina_gym.config import format_validation_error, load_yaml
 from stamina_gym.errors import ConfigError, TaskError
 from stamina_gym.packaged import data_dir
@@ -226,6 +226,10 @@ class TurnSpec(_Strict):
     noise: tuple[str, ...] = ()
     """What is deliberately wrong or untidy in the prompts (a typo, a wrong file or
     function name, a contradiction the user resolves when asked): documents a noisy request."""
+    tests: tuple[str, ...] = ()
+    """The turn's hidden tests when its test files hold others too (a project's test
+    file at that commit, whose older tests passed before the turn): ``<file>::<test>``
+    or ``<file>``, file relative to the turn's ``tests/``. Empty: every test they hold."""
 
 
 @dataclass(frozen=True)
@@ -239,14 +243,32 @@ class Turn:
     example_params: Mapping[str, str | int] = field(default_factory=dict)
     """One value of each task param (the first), to read templated test files; test
     names themselves must not depend on params."""
+    support: Path | None = None
+    """The task's test support folder, where the tests' imports may resolve."""
 
     @property
     def tests(self) -> tuple[Path, ...]:
-        return tuple(sorted((self.dir / "tests").glob("test_*.py")))
+        return tuple(collection.test_files(self.dir / "tests"))
+
+    @functools.cached_property
+    def collected(self) -> tuple[str, ...]:
+        """Every test id the turn's files hold, as pytest collects them."""
+        return tuple(tid for path in self.tests for tid in self._collect(path).ids)
+
+    @functools.cached_property
+    def unresolved(self) -> tuple[str, ...]:
+        """Base classes of the turn's test classes that could not be read (see ``collection``)."""
+        return tuple(item for path in self.tests for item in self._collect(path).unresolved)
 
     @functools.cached_property
     def test_ids(self) -> tuple[str, ...]:
-        return tuple(tid for path in self.tests for tid in _test_ids(self.id, path, self.example_params))
+        if not self.spec.tests:
+            return self.collected
+        wanted = {f"{self.id}/{entry}" for entry in self.spec.tests}
+        return tuple(tid for tid in self.collected if tid in wanted or tid.split("::")[0] in wanted)
+
+    def _collect(self, path: Path) -> collection.Collected:
+        return _collect_file(self.id, self.dir / "tests", path, self.support, tuple(sorted(self.example_params.items())))
 
     def memory_ids(self, probe: MemoryProbe) -> tuple[str, ...]:
         """This turn's test ids that ``probe`` names."""
@@ -325,25 +347,20 @@ def render_params(text: str, params: Mapping[str, str | int], where: str) -> str
         raise TaskError(f"{where}: does not render with params {dict(params)}: {exc}") from None
 
 
-def _test_ids(turn_id: str, path: Path, params: Mapping[str, str | int]) -> list[str]:
-    """Test ids found by reading the file's syntax tree (nothing is imported)."""
+@functools.lru_cache(maxsize=4096)
+def _collect_file(turn_id: str, tests: Path, path: Path, support: Path | None,
+                  params: tuple[tuple[str, str | int], ...]) -> collection.Collected:  # fmt: skip
+    """The ids of one hidden test file (``<turn>/<file>::...``), found by reading syntax
+    trees (nothing is imported)."""
     text = path.read_text(encoding="utf-8")
     if params:
-        text = render_params(text, params, str(path))
+        text = render_params(text, dict(params), str(path))
     try:
-        tree = pyast.parse(text, filename=str(path))
+        found = collection.collect(path, text, [tests, *([support] if support else [])])
     except SyntaxError as exc:
         raise TaskError(f"{path}: hidden test file does not parse: {exc}") from None
-    prefix = f"{turn_id}/{path.name}"
-    ids = []
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
-            ids.append(f"{prefix}::{node.name}")
-        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
-            for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("test"):
-                    ids.append(f"{prefix}::{node.name}::{item.name}")
-    return ids
+    prefix = f"{turn_id}/{path.relative_to(tests).as_posix()}"
+    return collection.Collected(tuple(f"{prefix}::{tid}" for tid in found.ids), found.unresolved)
 
 
 def _validate(model: type[BaseModel], path: Path) -> BaseModel:
@@ -384,9 +401,14 @@ def load_task_dir(root: Path) -> Task:
         if spec.repro and not (turn_dir / spec.repro.script).is_file():
             raise TaskError(f"{turn_dir}: repro.script {spec.repro.script!r} is not a file in the turn folder")
         example = {name: values[0] for name, values in meta.params.items()}
-        turn = Turn(index=index, id=turn_dir.name, spec=spec, dir=turn_dir, example_params=example)
-        if not turn.test_ids:
-            raise TaskError(f"{turn_dir}: no hidden tests (tests/test_*.py with test functions)")
+        support = root / "support" if (root / "support").is_dir() else None
+        turn = Turn(index=index, id=turn_dir.name, spec=spec, dir=turn_dir, example_params=example, support=support)
+        if not turn.collected:
+            raise TaskError(f"{turn_dir}: no hidden tests (tests/test_*.py or *_test.py with test functions or classes)")
+        named = {tid.split("::")[0] for tid in turn.collected} | set(turn.collected)
+        unknown = [entry for entry in spec.tests if f"{turn.id}/{entry}" not in named]
+        if unknown:
+            raise TaskError(f"{turn_dir}/turn.yaml: tests names what its files do not hold: {unknown}")
         turns.append(turn)
     return Task(meta=meta, root=root, turns=tuple(turns))
 

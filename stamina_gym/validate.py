@@ -175,11 +175,11 @@ def _check_conventions(task: Task, turn: Turn, workspace: Workspace, tree: Mappi
 def _check_state(task: Task, state: int, workspace: Workspace, sandbox: Sandbox, root: Path, params: dict) -> list[Problem]:
     turns = task.turns[: min(state + 1, len(task.turns))]
     hidden = run_hidden_tests(source=workspace.path, task=task, turns=turns, sandbox=sandbox, scratch=root, timeout=600,
-                              params=params)  # fmt: skip
+                              params=params, report_dropped=True)  # fmt: skip
     if hidden.outcomes is None:
         output = hidden.run.output[-2000:] if hidden.run else ""
         return [Problem(state, f"the hidden tests did not run: {hidden.problem}\n{output}")]
-    problems = []
+    problems = _uncollected(turns, hidden.dropped)
     if state > 0:
         must_pass = [*task.turns[state - 1].test_ids, *task.regression_ids(state)]
         for tid, outcome in by_base_id(hidden.outcomes, must_pass).items():
@@ -190,6 +190,20 @@ def _check_state(task: Task, state: int, workspace: Workspace, sandbox: Sandbox,
         for tid, outcome in by_base_id(hidden.outcomes, following.test_ids).items():
             if outcome.status == "passed":
                 problems.append(Problem(following.index, f"{tid} passes before its reference patch: it does not discriminate"))
+    return problems
+
+
+def _uncollected(turns, dropped) -> list[Problem]:
+    """Tests pytest collects in a turn's files that the task's reading of them misses
+    (those a turn's ``tests:`` leaves out on purpose aside), with what it could not read."""
+    problems = []
+    for turn in turns:
+        known = set(turn.collected)
+        missed = [tid for tid in dropped if tid.startswith(f"{turn.id}/") and tid not in known]
+        if missed:
+            why = f"; base classes it could not read: {', '.join(turn.unresolved)}" if turn.unresolved else ""
+            problems.append(Problem(turn.index, f"pytest collects {len(missed)} test(s) the task does not count: "
+                                                f"{', '.join(missed[:5])}{' ...' if len(missed) > 5 else ''}{why}"))  # fmt: skip
     return problems
 
 

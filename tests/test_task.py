@@ -102,3 +102,33 @@ def test_turn_folders_sort_by_number_so_a_hundredth_turn_comes_last(tmp_path):
     for name in ["100-last", "9-ninth", "10-tenth", "99-almost", "01-first"]:
         (tmp_path / "turns" / name).mkdir(parents=True)
     assert [p.name for p in turn_folders(tmp_path)] == ["01-first", "9-ninth", "10-tenth", "99-almost", "100-last"]
+
+
+def test_a_turn_may_name_which_tests_of_its_files_are_its_own(tmp_path):
+    """A project's test file at a commit holds older tests that passed before the turn:
+    only the named ones are the turn's, and the validator holds them to fail before."""
+    root = copy_mini(tmp_path)
+    tests = root / "turns/02-mul/tests/test_mul.py"
+    tests.write_text(tests.read_text() + "\n\ndef test_add_still_works():\n    import calc\n\n    assert calc.add(1, 1) == 2\n")
+    turn = root / "turns/02-mul/turn.yaml"
+    problems = [str(p) for p in validate_task(load_task_dir(root))]
+    assert any("test_add_still_works passes before its reference patch" in p for p in problems), problems
+    turn.write_text(turn.read_text() + "tests: [test_mul.py::test_mul]\n")
+    task = load_task_dir(root)
+    assert task.turns[1].test_ids == ("02-mul/test_mul.py::test_mul",)
+    assert "02-mul/test_mul.py::test_add_still_works" in task.turns[1].collected
+    assert validate_task(task) == []
+    turn.write_text(turn.read_text().replace("test_mul.py::test_mul]", "test_mul.py::test_mull]"))
+    with pytest.raises(TaskError, match=r"02-mul/turn\.yaml: tests names what its files do not hold: \['test_mul\.py::test_mull'\]"):
+        load_task_dir(root)
+
+
+def test_the_validator_names_tests_pytest_collects_that_the_task_does_not_count(tmp_path):
+    root = copy_mini(tmp_path)
+    tests = root / "turns/02-mul/tests/test_mul.py"
+    tests.write_text("import unittest\n\n" + tests.read_text() + "\n\nBase = type('Base', (unittest.TestCase,), "
+                     "{'test_made_at_run_time': lambda self: None})\n\n\nclass TestMade(Base):\n    pass\n")  # fmt: skip
+    problems = [str(p) for p in validate_task(load_task_dir(root))]
+    assert "turn 2: pytest collects 2 test(s) the task does not count: 02-mul/test_mul.py::Base::test_made_at_run_time, " \
+           "02-mul/test_mul.py::TestMade::test_made_at_run_time; base classes it could not read: " \
+           "test_mul.py: class TestMade: base Base" in problems, problems

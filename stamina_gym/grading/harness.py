@@ -493,7 +493,8 @@ def _kill_group(pgid):
 def _judge(lines, sha256):
     """Verify one child's messages and turn them into outcomes (test id relative to the
     tests folder -> [status, message]) plus what the run says about itself."""
-    verdict = {"hello": False, "done": None, "alarm": None, "integrity": [], "forged": [], "notes": [], "outcomes": {}}
+    verdict = {"hello": False, "done": None, "alarm": None, "integrity": [], "forged": [], "notes": [], "dropped": [],
+               "outcomes": {}}  # fmt: skip
     if not lines or not lines[0].startswith(b"hello "):
         return verdict
     key = bytes.fromhex(lines[0][6:].decode("ascii", "replace").strip() or "00")
@@ -521,6 +522,8 @@ def _judge(lines, sha256):
             collected[fields[0]] = fields[1]
         elif kind == "note":
             verdict["notes"].extend(fields)
+        elif kind == "dropped":
+            verdict["dropped"].extend(fields)
         elif kind == "forged":
             verdict["forged"].extend(fields)
         elif kind == "integrity":
@@ -582,7 +585,8 @@ def _child(shard, result_fd, log_fd, go_fd, pytest, sha256, grade=None):
     os.close(go_fd)
     armed = [False]
     support = _support_code(os.path.join(grade, "support")) if grade else {}
-    plugin, ours = _plugin(send, armed, frozenset(shard.get("keep") or ()), bool(shard.get("keep")), pytest, support)
+    plugin, ours = _plugin(send, armed, frozenset(shard.get("keep") or ()), bool(shard.get("keep")), pytest, support,
+                           bool(shard.get("report_dropped")))  # fmt: skip
     sys.addaudithook(_audit_hook(send, armed, frozenset(map(id, ours))))
     sys.argv = ["pytest"]
     try:
@@ -606,10 +610,11 @@ def _signer(fd, key, sha256):
     return send
 
 
-def _plugin(send, armed, keep, filtering, pytest, support):
+def _plugin(send, armed, keep, filtering, pytest, support, report_dropped=False):
     """The harness's pytest plugin: a module object of hook functions whose state sits in
     their default arguments (reading those is an audited event). ``support`` is what
-    ``_support_code`` read of the task's test support."""
+    ``_support_code`` read of the task's test support; with ``report_dropped`` the tests
+    collected but not kept are named (``dropped``), for a validator."""
     import types
     import unittest
 
@@ -625,12 +630,15 @@ def _plugin(send, armed, keep, filtering, pytest, support):
     functions = {}
 
     def pytest_collection_modifyitems(session, config, items, _keep=keep, _filtering=filtering, _base=_base_id,
-                                      _functions=functions, _unwrap=_unwrap):  # fmt: skip
+                                      _functions=functions, _unwrap=_unwrap, _send=send, _report=report_dropped):  # fmt: skip
         if _filtering:
             chosen = [item for item in items if _base(item.nodeid) in _keep]
             dropped = [item for item in items if _base(item.nodeid) not in _keep]
             if dropped:
                 config.hook.pytest_deselected(items=dropped)
+            if _report:
+                for name in dict.fromkeys(_base(item.nodeid) for item in dropped):
+                    _send("dropped", name)
             items[:] = chosen
         for item in items:
             _functions[id(item)] = (item, _unwrap(getattr(item, "obj", None)))

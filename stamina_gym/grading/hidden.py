@@ -32,6 +32,8 @@ class HiddenRun:
     alarm, pytest or pluggy rebound. Not a canary's lie: ``grade_run`` finds those."""
     complete: bool = True
     """Every shard of the run said it was done; when False the outcomes are partial."""
+    dropped: tuple[str, ...] = ()
+    """Tests pytest collected that the run did not keep (asked for by a validator)."""
 
 
 def not_graded(directory: str, names: list[str]) -> set[str]:
