@@ -456,8 +456,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --interfaces: list each name every turn's tests use and the turn that told it")
     val.set_defaults(func=cmd_validate)
     from stamina_gym.evaluation.command import add_parser as add_eval_parser
+    from stamina_gym.mining.command import add_parser as add_mine_parser
 
     add_eval_parser(sub)
+    add_mine_parser(sub)
 
     col = sub.add_parser("collect", help="play many episodes on parallel workers (local or Ray); writes Parquet")
     col.add_argument("--agent", default="oracle", help="oracle, null, command, or package.module:Class (default: oracle)")

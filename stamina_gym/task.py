@@ -55,6 +55,16 @@ class Phase(_Strict):
     """Last turn (inclusive)."""
 
 
+class SourceFixSpec(_Strict):
+    """A substitution applied to every snapshot of a mined project (``stamina-gym mine
+    --fix``): historical code that needs a small change to run on today's Python."""
+
+    path: str
+    """Glob of the files it applies to."""
+    old: str = Field(min_length=1)
+    new: str
+
+
 class TaskMeta(_Strict):
     """``task.yaml``."""
 
@@ -71,6 +81,9 @@ class TaskMeta(_Strict):
     rules: tuple[Rule, ...] = ()
     """Consistency rules checked at every submit from their ``from_turn`` on
     (``stamina_gym.rules`` documents the kinds)."""
+    fixes: tuple[SourceFixSpec, ...] = ()
+    """Source fixes a mined task's seed and reference patches were made with: declared
+    once for the task, applied to every snapshot; the validator checks none is undone."""
     params: dict[str, tuple[str | int, ...]] = {}
     """Procedural variants: name -> possible values. The episode seed picks one value of
     each, rendered (``{{ name }}``, Jinja2, strict) into every prompt, reference patch and
@@ -268,7 +281,9 @@ class Turn:
         return tuple(tid for tid in self.collected if tid in wanted or tid.split("::")[0] in wanted)
 
     def _collect(self, path: Path) -> collection.Collected:
-        return _collect_file(self.id, self.dir / "tests", path, self.support, tuple(sorted(self.example_params.items())))
+        info = path.stat()
+        return _collect_file(self.id, self.dir / "tests", path, (info.st_mtime_ns, info.st_size), self.support,
+                             tuple(sorted(self.example_params.items())))  # fmt: skip
 
     def memory_ids(self, probe: MemoryProbe) -> tuple[str, ...]:
         """This turn's test ids that ``probe`` names."""
@@ -348,10 +363,10 @@ def render_params(text: str, params: Mapping[str, str | int], where: str) -> str
 
 
 @functools.lru_cache(maxsize=4096)
-def _collect_file(turn_id: str, tests: Path, path: Path, support: Path | None,
+def _collect_file(turn_id: str, tests: Path, path: Path, stamp: tuple[int, int], support: Path | None,
                   params: tuple[tuple[str, str | int], ...]) -> collection.Collected:  # fmt: skip
     """The ids of one hidden test file (``<turn>/<file>::...``), found by reading syntax
-    trees (nothing is imported)."""
+    trees (nothing is imported); ``stamp`` (its time and size) keys the cache."""
     text = path.read_text(encoding="utf-8")
     if params:
         text = render_params(text, dict(params), str(path))

@@ -1,0 +1,465 @@
+"""Turn a project's history (``Snapshot``s, oldest first) into a long-horizon task.
+
+Each snapshot is split into product files and test files. A *candidate* is a step whose
+product and tests both changed. For each candidate, in order, the step's whole test tree
+becomes the turn's hidden tests folder and the product diff since the last kept turn its
+reference patch; the tests are then run in the sandbox through the grader itself (so
+what is selected is what will be graded), ``runs`` times at the state before and at the
+state after:
+
+* fail-to-pass tests (never passing before, always passing after) become the turn's own
+  tests (``tests:`` in its turn.yaml); a test whose text is unchanged since the last kept
+  turn failed before only because its module did not import there (it imports a name the
+  step adds), and is one only when the turn has no other (a refactor that renames);
+* tests whose outcome differs between runs are flaky: dropped and listed;
+* tests of earlier kept turns that fail at this state are proposed as ``retires``.
+
+A candidate with no fail-to-pass test is dropped, with the reason, and its product change
+folds into the next kept turn's patch. Prompts are drafted from the commit message or
+changelog entry by a template that names every product name the turn's tests use and the
+agent was not yet told (``stamina_gym.interfaces``), so the interface check holds; they
+are marked for review. ``mining.yaml`` beside the task records the yield.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Callable, Mapping, Sequence
+
+import yaml
+
+from stamina_gym import interfaces
+from stamina_gym.config import SandboxConfig
+from stamina_gym.errors import ConfigError
+from stamina_gym.grading.grade import by_base_id
+from stamina_gym.hidden_runner import run_hidden_tests
+from stamina_gym.mining.sources import Snapshot, SourceFix
+from stamina_gym.sandbox import Sandbox
+from stamina_gym.task import Task, load_task_dir
+
+#: Path parts and file names that make a file a test file.
+TEST_FOLDERS = frozenset({"tests", "test", "testing"})
+#: Files that are no product code: documentation and changelogs.
+NOT_PRODUCT = re.compile(r"^(docs?|doc-src|examples?|benchmarks?)/|^(CHANGE|CHANGES|CHANGELOG|HISTORY|NEWS)", re.IGNORECASE)
+REVIEW_NOTE = "# Drafted by stamina-gym mine from the project's history: review the prompts before use.\n"
+
+
+def is_test_file(rel: str) -> bool:
+    parts = PurePosixPath(rel).parts
+    name = parts[-1]
+    return any(part in TEST_FOLDERS for part in parts[:-1]) or name.startswith("test_") or name.endswith("_test.py") \
+        or name == "conftest.py"  # fmt: skip
+
+
+def split(files: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(product files, test files relative to their tests folder). The tests folder is
+    the shallowest ``tests``/``test`` folder of a path; test files outside any such
+    folder keep their path. Imports of the tests package by its absolute name
+    (``from tests.helpers import x``) become relative ones: hidden tests must never import
+    a module of that name from the agent's tree."""
+    product, tests = {}, {}
+    for rel, text in files.items():
+        if is_test_file(rel):
+            parts = PurePosixPath(rel).parts
+            cut = next((i for i, part in enumerate(parts[:-1]) if part in TEST_FOLDERS), None)
+            inner = "/".join(parts[cut + 1 :]) if cut is not None else rel
+            if cut is not None and rel.endswith(".py"):
+                text = relative_imports(text, ".".join(parts[: cut + 1]), len(parts) - cut - 2)
+            tests[inner] = text
+        elif not NOT_PRODUCT.match(rel):
+            product[rel] = text
+    return product, tests
+
+
+def relative_imports(text: str, package: str, depth: int) -> str:
+    """``text`` (a module ``depth`` folders below the tests package ``package``) with
+    ``from package[.x] import y`` and ``import package.x as y`` made relative; other
+    code is kept verbatim. A text that does not parse is returned as it is."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return text
+    lines = text.splitlines(keepends=True)
+    edits = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and (
+                node.module == package or node.module.startswith(package + ".")):  # fmt: skip
+            rest = node.module[len(package) :].lstrip(".")
+            names = ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in node.names)
+            edits.append((node, f"from {'.' * (depth + 1)}{rest} import {names}"))
+        elif isinstance(node, ast.Import) and len(node.names) == 1:
+            alias = node.names[0]
+            if alias.asname and alias.name.startswith(package + "."):
+                head, _, last = alias.name[len(package) + 1 :].rpartition(".")
+                edits.append((node, f"from {'.' * (depth + 1)}{head} import {last} as {alias.asname}"))
+    for node, replacement in sorted(edits, key=lambda e: (e[0].lineno, e[0].col_offset), reverse=True):
+        if node.lineno != node.end_lineno:
+            first, last = lines[node.lineno - 1], lines[node.end_lineno - 1]
+            lines[node.lineno - 1 : node.end_lineno] = [first.encode()[: node.col_offset].decode() + replacement
+                                                        + last.encode()[node.end_col_offset :].decode()]  # fmt: skip
+        else:
+            line = lines[node.lineno - 1].encode()
+            lines[node.lineno - 1] = (line[: node.col_offset] + replacement.encode() + line[node.end_col_offset :]).decode()
+    return "".join(lines)
+
+
+@dataclass
+class Step:
+    ref: str
+    title: str
+    status: str
+    """``kept`` or ``dropped``."""
+    reason: str = ""
+    turn: str = ""
+    tests: list[str] = field(default_factory=list)
+    flaky: list[str] = field(default_factory=list)
+    not_running: list[str] = field(default_factory=list)
+    """Tests that do not pass at the step itself in the grading layout (a fixture of the
+    project's conftest.py, a dependency the sandbox lacks): left out."""
+    retires: list[str] = field(default_factory=list)
+    import_only: list[str] = field(default_factory=list)
+    """Unchanged tests that failed before only because their module did not import (it
+    imports a name the step adds): left to the turn's other tests."""
+
+
+@dataclass
+class Yield:
+    task: Path
+    snapshots: int
+    candidates: int
+    steps: list[Step]
+
+    @property
+    def kept(self) -> list[Step]:
+        return [step for step in self.steps if step.status == "kept"]
+
+    @property
+    def rate(self) -> float:
+        return len(self.kept) / self.candidates if self.candidates else 0.0
+
+    def to_data(self) -> dict:
+        return {
+            "snapshots": self.snapshots, "candidates": self.candidates, "kept": len(self.kept),
+            "yield": round(self.rate, 3),
+            "steps": [{key: value for key, value in vars(step).items() if value not in ("", [])} for step in self.steps],
+        }  # fmt: skip
+
+
+def mine(
+    snapshots: Sequence[Snapshot],
+    out: Path,
+    *,
+    task_id: str | None = None,
+    title: str = "",
+    fixes: Sequence[SourceFix] = (),
+    sandbox: Sandbox | None = None,
+    runs: int = 3,
+    timeout: float = 300.0,
+    progress: Callable[[str], None] = lambda line: None,
+) -> Yield:
+    """Write the task mined from ``snapshots`` into ``out`` (a new or empty folder, whose
+    name is the task id unless ``task_id`` says otherwise) and return its yield."""
+    if len(snapshots) < 2:
+        raise ConfigError(f"mining needs at least two snapshots (a seed and a step), got {len(snapshots)}")
+    out = Path(out)
+    if out.exists() and any(out.iterdir()):
+        raise ConfigError(f"{out}: the output folder exists and is not empty; mining never writes over a task")
+    task_id = task_id or out.name
+    trees = []
+    for snapshot in snapshots:
+        files = dict(snapshot.files)
+        for fix in fixes:
+            fix.apply(files)
+        trees.append(split(files))
+    candidates = [i for i in range(1, len(trees)) if trees[i][0] != trees[i - 1][0] and trees[i][1] != trees[i - 1][1]]
+    if not candidates:
+        raise ConfigError("no step of the history changes both the product and its tests: nothing to mine")
+    out.mkdir(parents=True, exist_ok=True)
+    _write_tree(out / "repo", trees[0][0])
+    meta = {"id": task_id, "version": 1, "title": title or f"History of {task_id}",
+            "description": f"Mined from {len(snapshots)} snapshots ({snapshots[0].ref} to {snapshots[-1].ref}): each turn is "
+                           "one step of the project's own history, landing on the agent's code of the turns before.",
+            "python": [".".join(map(str, sys.version_info[:2]))]}  # fmt: skip
+    if fixes:
+        meta["fixes"] = [{"path": f.path, "old": f.old, "new": f.new} for f in fixes]
+    _write_yaml(out / "task.yaml", meta)
+    owned = sandbox is None
+    sandbox = sandbox or _default_sandbox(out)
+    steps: list[Step] = []
+    kept: list[tuple[int, str, list[str]]] = []  # (snapshot index, turn id, its tests)
+    state = 0
+    scratch = Path(tempfile.mkdtemp(prefix="stamina-mine-"))
+    try:
+        for number, index in enumerate(candidates, 1):
+            snapshot = snapshots[index]
+            progress(f"candidate {number}/{len(candidates)}: {snapshot.ref[:12]} {snapshot.title[:60]}")
+            turn_id = f"{len(kept) + 1:02d}-{_slug(snapshot.title)}"
+            step = _try_step(out, scratch, sandbox, trees, snapshots, state, index, turn_id, kept, runs, timeout)
+            steps.append(step)
+            if step.status == "kept":
+                kept.append((index, turn_id, step.tests))
+                state = index
+            progress(f"    {step.status}: " + (f"{len(step.tests)} test(s)" if step.status == "kept" else step.reason))
+        if not kept:
+            raise ConfigError("no candidate step has a test that fails before it and passes after: nothing to mine "
+                              + "; ".join(f"{s.ref[:12]}: {s.reason}" for s in steps[:5]))  # fmt: skip
+        _draft_prompts(out, trees, snapshots, kept)
+    except BaseException:
+        if not kept:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        if owned:
+            sandbox.close()
+    result = Yield(out, len(snapshots), len(candidates), steps)
+    (out / "mining.yaml").write_text(yaml.safe_dump(result.to_data(), sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return result
+
+
+def _default_sandbox(out: Path) -> Sandbox:
+    from stamina_gym.sandbox.local import LocalSandbox
+
+    return LocalSandbox(SandboxConfig(), hidden=[out])
+
+
+def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, state: int, index: int, turn_id: str,
+              kept: list[tuple[int, str, list[str]]], runs: int, timeout: float) -> Step:  # fmt: skip
+    snapshot = snapshots[index]
+    step = Step(snapshot.ref, snapshot.title, "dropped")
+    before, after = trees[state][0], trees[index][0]
+    patch = diff_trees(before, after)
+    folder = out / "turns" / turn_id
+    _write_tree(folder / "tests", trees[index][1])
+    (folder / "reference.patch").write_text(patch, encoding="utf-8")
+    _write_yaml(folder / "turn.yaml", {"title": snapshot.title or snapshot.ref, "kind": "feature", "prompts": ["(draft)", "(draft 2)"]})
+    try:
+        try:
+            task = load_task_dir(out)
+        except Exception as exc:  # noqa: BLE001 - the step's tests are unreadable: say why and go on
+            step.reason = f"its tests cannot be read: {exc}"
+            return step
+        turn = task.turns[-1]
+        earlier = list(task.turns[:-1])
+        keep_earlier = list(task.regression_ids(turn.index))  # earlier turns' tests still in force
+        ids = list(turn.collected)
+        if not ids:
+            step.reason = "its test files hold no test"
+            return step
+        outcomes_before = [_run(task, [turn], before, scratch, sandbox, timeout, None) for _ in range(runs)]
+        outcomes_after = [_run(task, [*earlier, turn], after, scratch, sandbox, timeout, [*keep_earlier, *ids]) for _ in range(runs)]
+        if any(o is None for o in outcomes_before + outcomes_after):
+            step.reason = "the tests did not run in the sandbox"
+            return step
+        status_before = [by_base_id(o, ids) for o in outcomes_before]
+        status_after = [by_base_id(o, [*keep_earlier, *ids]) for o in outcomes_after]
+        unchanged = _unchanged_tests(trees[state][1], trees[index][1], ids, turn_id)
+        fail_to_pass = []
+        for tid in ids:
+            seen_before = {s[tid].status for s in status_before}
+            seen_after = {s[tid].status for s in status_after}
+            if len(seen_before) > 1 or len(seen_after) > 1:
+                step.flaky.append(tid)
+            elif seen_after != {"passed"}:
+                step.not_running.append(tid)
+            elif seen_before != {"passed"}:
+                fail_to_pass.append(tid)
+        # A test whose text did not change failed before only because its module did not
+        # import there (it imports a new name): it is the turn's only when the turn has no
+        # other, as in a refactor that renames a module, whose import is the requirement.
+        step.tests = [tid for tid in fail_to_pass if tid not in unchanged] or fail_to_pass
+        step.import_only = [tid for tid in fail_to_pass if tid not in step.tests]
+        for tid in keep_earlier:
+            if all(s[tid].status != "passed" for s in status_after):
+                step.retires.append(tid)
+        if not step.tests:
+            step.reason = _no_tests_reason(step, ids, unchanged)
+            return step
+        step.status, step.turn = "kept", turn_id
+        spec = {"title": snapshot.title or snapshot.ref, "kind": "feature", "prompts": ["(draft)", "(draft 2)"],
+                "tests": [tid.split("/", 1)[1] for tid in step.tests]}  # fmt: skip
+        if step.retires:
+            spec["retires"] = step.retires
+        _write_yaml(folder / "turn.yaml", spec)
+        return step
+    finally:
+        if step.status != "kept":
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _no_tests_reason(step: Step, ids: list[str], unchanged: set[str]) -> str:
+    parts = []
+    if step.not_running:
+        parts.append(f"{len(step.not_running)} of {len(ids)} test(s) do not pass at the step in the grading layout")
+    if step.flaky:
+        parts.append(f"{len(step.flaky)} flaky")
+    changed = [tid for tid in ids if tid not in unchanged]
+    parts.append(f"none of the {len(changed)} new or changed test(s) fails before the step and passes after")
+    return "; ".join(parts)
+
+
+def _run(task: Task, turns, tree: Mapping[str, str], scratch: Path, sandbox: Sandbox, timeout: float, only):
+    source = Path(tempfile.mkdtemp(prefix="state-", dir=scratch))
+    try:
+        _write_tree(source, tree)
+        sandbox.prepare(source)
+        hidden = run_hidden_tests(source=source, task=task, turns=turns, sandbox=sandbox, scratch=scratch, timeout=timeout,
+                                  only=only, workers=1)  # fmt: skip
+        if hidden.outcomes is None or hidden.evidence:
+            return None
+        return hidden.outcomes
+    finally:
+        shutil.rmtree(source, ignore_errors=True)
+
+
+def _unchanged_tests(old: Mapping[str, str], new: Mapping[str, str], ids: Sequence[str], turn_id: str) -> set[str]:
+    """The ids whose test function reads the same in ``old`` and ``new`` (test files
+    relative to the tests folder): a test that did not change is no test of this step."""
+    same = set()
+    for tid in ids:
+        rel, *names = tid.removeprefix(f"{turn_id}/").split("::")
+        was, now = _test_source(old, rel, names), _test_source(new, rel, names)
+        if was is not None and was == now:
+            same.add(tid)
+    return same
+
+
+def _test_source(files: Mapping[str, str], rel: str, names: Sequence[str]) -> str | None:
+    """The source of a test function (``[name]``) or method (``[Class, name]``); an
+    inherited method is looked up in every class of every file by its name, and counts as
+    itself only where exactly one class defines it."""
+    text = files.get(rel)
+    if text is None:
+        return None
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    if len(names) == 1:
+        return next((ast.get_source_segment(text, n) for n in tree.body
+                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == names[0]), None)  # fmt: skip
+    owner, method = names[0], names[-1]
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == owner:
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == method:
+                    return ast.get_source_segment(text, item)
+    found = []
+    for other_text in files.values():
+        try:
+            other = ast.parse(other_text)
+        except SyntaxError:
+            continue
+        for node in ast.walk(other):
+            if isinstance(node, ast.ClassDef):
+                found += [ast.get_source_segment(other_text, item) for item in node.body
+                          if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == method]  # fmt: skip
+    return found[0] if len(found) == 1 else None
+
+
+# -- prompts --------------------------------------------------------------------------------
+
+_BUGFIX = re.compile(r"\b(fix(es|ed)?|bug|regression|crash|broken|incorrect|wrong)\b", re.IGNORECASE)
+_REFACTOR = re.compile(r"\b(refactor\w*|renam\w*|clean ?up|simplif\w*|restructur\w*|mov(e|ed) )", re.IGNORECASE)
+_CHANGE = re.compile(r"\b(chang\w*|deprecat\w*|remov\w*|drop(ped)?|no longer|instead)\b", re.IGNORECASE)
+
+
+def kind_of(text: str) -> str:
+    if _BUGFIX.search(text):
+        return "bugfix"
+    if _REFACTOR.search(text):
+        return "refactor"
+    if _CHANGE.search(text):
+        return "change"
+    return "feature"
+
+
+def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[tuple[int, str, list[str]]]) -> None:
+    """Write each kept turn's turn.yaml: title, kind, paths, and two prompt drafts that
+    name every product name its tests use that the agent was not yet told."""
+    previous = 0
+    for index, turn_id, _ in kept:
+        snapshot = snapshots[index]
+        folder = out / "turns" / turn_id
+        spec = yaml.safe_load((folder / "turn.yaml").read_text(encoding="utf-8"))
+        before, after = trees[previous][0], trees[index][0]
+        changed = sorted(rel for rel in {*before, *after} if before.get(rel) != after.get(rel))
+        text = f"{snapshot.title}\n{snapshot.message}"
+        spec.update(kind=kind_of(text), paths=changed, context_files=[rel for rel in changed if rel in before][:10])
+        _write_yaml(folder / "turn.yaml", spec)
+        task = load_task_dir(out)
+        turn = next(t for t in task.turns if t.id == turn_id)
+        missing = [use for use, where in interfaces.contract(task, turn, trees[index][0], {}) if where is None]
+        spec["prompts"] = _prompts(snapshot, changed, missing)
+        (folder / "turn.yaml").write_text(REVIEW_NOTE + yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=100),
+                                          encoding="utf-8")  # fmt: skip
+        previous = index
+
+
+def _spelt(use: interfaces.Use) -> str:
+    """How a prompt names a use so that the interface check counts it as named."""
+    return f"`{use.name}=`" if use.kind in ("keyword", "field") else f"`{use.name}`"
+
+
+def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfaces.Use]) -> list[str]:
+    names = ", ".join(dict.fromkeys(_spelt(use) for use in missing))
+    body = snapshot.message.strip()
+    where = ", ".join(f"`{p}`" for p in paths[:8]) + (" and more" if len(paths) > 8 else "")
+    first = f"{snapshot.title}." + (f"\n\n{body}" if body else "") + (f"\n\nThis concerns {where}." if where else "")
+    if names:
+        first += f" The change involves {names}."
+    second = f"Next change for the project: {snapshot.title[:1].lower()}{snapshot.title[1:]}." + (f"\n\nDetails:\n{body}" if body else "")
+    if names:
+        second += f"\n\nPlease make sure these work as described: {names}."
+    if where:
+        second += f" Files likely involved: {where}."
+    return [first, second]
+
+
+# -- trees ----------------------------------------------------------------------------------
+
+
+def _slug(title: str) -> str:
+    words = re.findall(r"[a-z0-9]+", title.lower())[:5]
+    return "-".join(words) or "step"
+
+
+def _write_tree(root: Path, files: Mapping[str, str]) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def _write_yaml(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8")
+
+
+def diff_trees(before: Mapping[str, str], after: Mapping[str, str]) -> str:
+    """A git unified diff that turns ``before`` into ``after`` (path -> text maps)."""
+    with tempfile.TemporaryDirectory(prefix="stamina-diff-") as root:
+        env = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": root, "PATH": "/usr/bin:/bin",
+               "GIT_AUTHOR_NAME": "m", "GIT_AUTHOR_EMAIL": "m@m", "GIT_COMMITTER_NAME": "m", "GIT_COMMITTER_EMAIL": "m@m"}  # fmt: skip
+        work = Path(root) / "w"
+
+        def git(*args: str) -> str:
+            return subprocess.run(["git", *args], cwd=work, env=env, capture_output=True, text=True, check=True).stdout
+
+        _write_tree(work, before)
+        git("init", "-q")
+        git("add", "-A")
+        git("commit", "-q", "--allow-empty", "-m", "before")
+        for rel in before:
+            (work / rel).unlink()
+        _write_tree(work, after)
+        git("add", "-A")
+        return git("diff", "--cached", "--no-renames", "--no-color", "--no-ext-diff")

@@ -1,0 +1,200 @@
+"""Where mined history comes from: the commits of a local git repository, or the releases
+of a package on the package index (its sdists, downloaded into a cache by pip, so the
+machine's own index configuration applies). Either way the result is a list of
+``Snapshot``s, oldest first: text files only, each a path -> text map."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import subprocess
+import sys
+import tarfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from stamina_gym.errors import ConfigError
+
+#: A file larger than this is left out of a snapshot (data, not code).
+MAX_FILE_BYTES = 512 * 1024
+#: Build and packaging leftovers that are no part of a project's history.
+NOISE = ("*.egg-info/*", "PKG-INFO", "*.pyc", "*/__pycache__/*", ".git/*", ".github/*", ".hg*", ".tox/*")
+
+
+@dataclass(frozen=True)
+class SourceFix:
+    """A substitution applied to every snapshot (code that needs a small change to run on
+    today's Python, ``collections.MutableMapping`` -> ``collections.abc.MutableMapping``)."""
+
+    path: str
+    """Glob of the files it applies to (``**`` allowed)."""
+    old: str
+    new: str
+
+    def apply(self, files: dict[str, str]) -> int:
+        """Apply to ``files`` in place; the number of files changed."""
+        changed = 0
+        for rel, text in files.items():
+            if self.old in text and _matches(rel, self.path):
+                files[rel] = text.replace(self.old, self.new)
+                changed += 1
+        return changed
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    ref: str
+    """A commit's hash, or a release's version."""
+    title: str
+    """The commit's subject, or ``Release <version>``."""
+    message: str = ""
+    """The commit's body, or the release's changelog entry where one is found."""
+    files: dict[str, str] = field(default_factory=dict, repr=False)
+
+
+def _matches(rel: str, pattern: str) -> bool:
+    return fnmatch.fnmatch(rel, pattern) or (pattern.startswith("**/") and fnmatch.fnmatch(rel, pattern[3:]))
+
+
+def _keep(rel: str, data: bytes) -> str | None:
+    """The text of a file worth keeping, else None."""
+    if len(data) > MAX_FILE_BYTES or any(_matches(rel, pattern) for pattern in NOISE):
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+# -- git ------------------------------------------------------------------------------------
+
+
+def git_snapshots(repo: Path, *, seed: str, until: str | None = None, commits: Sequence[str] = ()) -> list[Snapshot]:
+    """``seed`` and then each commit after it up to ``until`` (default HEAD) along the
+    first-parent line, or the ``commits`` named, in the order given."""
+    import git  # gitpython, a main dependency
+
+    try:
+        handle = git.Repo(repo)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise ConfigError(f"{repo}: not a git repository") from None
+    try:
+        start = handle.commit(seed)
+        if commits:
+            chosen = [handle.commit(ref) for ref in commits]
+        else:
+            end = handle.commit(until or "HEAD")
+            chosen = list(reversed(list(handle.iter_commits(f"{start.hexsha}..{end.hexsha}", first_parent=True))))
+    except (git.BadName, ValueError) as exc:
+        raise ConfigError(f"{repo}: {exc}") from None
+    snapshots = []
+    for commit in [start, *chosen]:
+        files = {}
+        for blob in commit.tree.traverse():
+            if blob.type == "blob":
+                text = _keep(blob.path, blob.data_stream.read())
+                if text is not None:
+                    files[blob.path] = text
+        subject, _, body = commit.message.strip().partition("\n")
+        snapshots.append(Snapshot(commit.hexsha, subject.strip(), body.strip(), files))
+    return snapshots
+
+
+# -- the package index ----------------------------------------------------------------------
+
+
+def index_versions(name: str) -> list[str]:
+    """The versions of ``name`` on the index pip is configured with, oldest first."""
+    from packaging.version import InvalidVersion, Version
+
+    run = subprocess.run([sys.executable, "-m", "pip", "index", "versions", name, "--disable-pip-version-check"],
+                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    found = re.search(r"Available versions: (.*)", run.stdout)
+    if run.returncode != 0 or not found:
+        raise ConfigError(f"pypi:{name}: the index lists no versions: {(run.stderr or run.stdout).strip()[-300:]}")
+    versions = []
+    for text in found.group(1).split(","):
+        try:
+            versions.append(Version(text.strip()))
+        except InvalidVersion:
+            continue
+    return [str(v) for v in sorted(v for v in versions if not v.is_prerelease)]
+
+
+def pypi_snapshots(name: str, versions: Sequence[str], cache: Path, progress: Callable[[str], None] = lambda line: None) -> list[Snapshot]:
+    """One snapshot per release, from its sdist (downloaded once into ``cache``); the
+    sdist's top folder (``name-1.2/``) is stripped."""
+    cache.mkdir(parents=True, exist_ok=True)
+    snapshots = []
+    for number, version in enumerate(versions, 1):
+        archive = _sdist(name, version, cache)
+        progress(f"sdist {number}/{len(versions)}: {archive.name}")
+        files = _unpack(archive)
+        snapshots.append(Snapshot(version, f"Release {version}", _changelog_entry(files, version), files))
+    return snapshots
+
+
+def _sdist(name: str, version: str, cache: Path) -> Path:
+    folder = cache / f"{name}-{version}"
+    found = sorted(p for p in folder.glob("*") if p.suffix in (".gz", ".zip", ".bz2") or p.name.endswith(".tar.gz"))
+    if found:
+        return found[0]
+    folder.mkdir(parents=True, exist_ok=True)
+    run = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--no-build-isolation",
+                          "-q", "-d", str(folder), f"{name}=={version}"], capture_output=True, text=True, timeout=600)  # fmt: skip
+    found = sorted(p for p in folder.glob("*") if p.is_file())
+    if not found:
+        raise ConfigError(f"pypi:{name}=={version}: no sdist could be downloaded: {(run.stderr or run.stdout).strip()[-400:]}")
+    return found[0]
+
+
+def _unpack(archive: Path) -> dict[str, str]:
+    members: dict[str, bytes] = {}
+    if archive.suffix == ".zip":
+        with zipfile.ZipFile(archive) as bundle:
+            for info in bundle.infolist():
+                if not info.is_dir():
+                    members[info.filename] = bundle.read(info)
+    else:
+        with tarfile.open(archive) as bundle:
+            for member in bundle.getmembers():
+                if member.isfile():
+                    handle = bundle.extractfile(member)
+                    if handle is not None:
+                        members[member.name] = handle.read()
+    tops = {name.split("/", 1)[0] for name in members}
+    strip = len(tops) == 1 and all("/" in name for name in members)
+    files = {}
+    for name, data in members.items():
+        rel = name.split("/", 1)[1] if strip else name
+        text = _keep(rel, data)
+        if rel and text is not None:
+            files[rel] = text
+    return files
+
+
+_CHANGELOGS = re.compile(r"^(CHANGE|CHANGES|CHANGELOG|HISTORY|NEWS|RELEASE)", re.IGNORECASE)
+
+
+def _changelog_entry(files: dict[str, str], version: str) -> str:
+    """The section of the project's changelog about ``version``: from the line that
+    names it to the next line that names another version."""
+    for rel in sorted(files, key=len):
+        if "/" in rel or not _CHANGELOGS.match(rel):
+            continue
+        lines = files[rel].splitlines()
+        heading = re.compile(rf"(^|[^\w.]){re.escape(version)}($|[^\w.])")
+        other = re.compile(r"^\W{0,4}v?\d+\.\d+(\.\d+)*\b")
+        for start, line in enumerate(lines):
+            if heading.search(line) and len(line) < 80:
+                entry = []
+                for follow in lines[start + 1 :]:
+                    if other.match(follow) and version not in follow:
+                        break
+                    entry.append(follow)
+                text = "\n".join(line for line in entry if not set(line.strip()) <= set("=-~^*#")).strip()
+                if text:
+                    return text[:2000]
+    return ""

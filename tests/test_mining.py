@@ -1,0 +1,231 @@
+"""``stamina-gym mine`` on a small git history built here: a feature, a refactor that
+renames a module, a requirement change that retires a test, a bug fix with a flaky test
+beside it, a unittest class of any name and a mixin in the tests package."""
+
+from __future__ import annotations
+
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+from stamina_gym.errors import ConfigError
+from stamina_gym.mining.mine import diff_trees, mine, relative_imports, split
+from stamina_gym.mining.sources import SourceFix, git_snapshots
+from stamina_gym.task import load_task_dir
+from stamina_gym.validate import validate_task
+
+CART = """
+class Cart:
+    def __init__(self):
+        self.items = []
+
+    def add(self, name, price):
+        self.items.append((name, price))
+
+    def total(self):
+        return sum(price for _, price in self.items) if self.items else None
+"""
+
+DISCOUNTED = CART.replace("        self.items = []\n", "        self.items = []\n        self.percent = 0\n").replace(
+    "    def total(self):\n        return sum(price for _, price in self.items) if self.items else None\n",
+    "    def discount(self, percent):\n        self.percent = percent\n\n"
+    "    def total(self):\n        if not self.items:\n            return None\n"
+    "        return sum(price for _, price in self.items) * (100 - self.percent) / 100\n",
+)
+
+CONTRACT = """
+class CartContract:
+    def make(self):
+        raise NotImplementedError
+
+    def test_add_then_total(self):
+        cart = self.make()
+        cart.add("tea", 3)
+        self.assertEqual(cart.total(), 3)
+"""
+
+CART_TESTS = """
+import unittest
+
+from shop.cart import Cart
+from tests import CartContract
+
+
+class CartSpec(CartContract, unittest.TestCase):
+    def make(self):
+        return Cart()
+"""
+
+DISCOUNT_TESTS = """
+import unittest
+
+from shop.cart import Cart
+
+
+def test_discount_80():
+    cart = Cart()
+    cart.add("tea", 10)
+    cart.discount(80)
+    assert cart.total() == 2
+
+
+class DiscountBehaviour(unittest.TestCase):
+    def test_no_discount_keeps_the_price(self):
+        cart = Cart()
+        cart.add("tea", 10)
+        cart.discount(0)
+        self.assertEqual(cart.total(), 10)
+"""
+
+FLAKY_AND_FIX = """
+
+def test_empty_total_is_zero():
+    assert Cart().total() == 0
+
+
+def test_lucky():
+    import os
+
+    assert os.urandom(1)[0] < 128
+"""
+
+
+def _history(root: Path) -> list[str]:
+    """Commit the steps; their hashes, seed first."""
+    env = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": str(root), "PATH": "/usr/bin:/bin",
+           "GIT_AUTHOR_NAME": "dev", "GIT_AUTHOR_EMAIL": "dev@example.org", "GIT_COMMITTER_NAME": "dev",
+           "GIT_COMMITTER_EMAIL": "dev@example.org"}  # fmt: skip
+    root.mkdir()
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True, check=True).stdout.strip()
+
+    def write(files: dict[str, str | None]) -> None:
+        for rel, text in files.items():
+            path = root / rel
+            if text is None:
+                path.unlink()
+                continue
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(textwrap.dedent(text).lstrip())
+
+    def commit(message: str, files: dict[str, str | None]) -> str:
+        write(files)
+        git("add", "-A")
+        git("commit", "-q", "-m", message)
+        return git("rev-parse", "HEAD")
+
+    git("init", "-q")
+    basket = DISCOUNTED.replace("return None", "return 0")
+    return [
+        commit("Cart with a total", {"shop/__init__.py": "", "shop/cart.py": CART, "tests/__init__.py": CONTRACT,
+                                     "tests/test_cart.py": CART_TESTS, "README.md": "A shop.\n"}),
+        commit("Add discounts\n\nA cart takes a discount in percent.", {"shop/cart.py": DISCOUNTED, "tests/test_discount.py": DISCOUNT_TESTS}),
+        commit("Document the cart", {"shop/cart.py": '"""The cart."""\n' + DISCOUNTED}),
+        commit("Rename the cart module to basket", {
+            "shop/cart.py": None, "shop/basket.py": '"""The cart."""\n' + DISCOUNTED,
+            "tests/test_cart.py": CART_TESTS.replace("shop.cart", "shop.basket"),
+            "tests/test_discount.py": DISCOUNT_TESTS.replace("shop.cart", "shop.basket")}),
+        commit("Cap discounts at 50 percent", {
+            "shop/basket.py": '"""The cart."""\n' + DISCOUNTED.replace("self.percent = percent", "self.percent = min(percent, 50)"),
+            "tests/test_discount.py": DISCOUNT_TESTS.replace("shop.cart", "shop.basket").replace(
+                "def test_discount_80():", "def test_discount_is_capped():").replace("== 2", "== 5")}),
+        commit("Fix the total of an empty cart: it is 0, not None", {
+            "shop/basket.py": '"""The cart."""\n' + basket.replace("self.percent = percent", "self.percent = min(percent, 50)"),
+            "tests/test_cart.py": CART_TESTS.replace("shop.cart", "shop.basket") + FLAKY_AND_FIX}),
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def mined(tmp_path_factory):
+    root = tmp_path_factory.mktemp("mining")
+    commits = _history(root / "project")
+    snapshots = git_snapshots(root / "project", seed=commits[0])
+    lines: list[str] = []
+    result = mine(snapshots, root / "shop", runs=5, progress=lines.append)
+    return result, commits, lines
+
+
+def test_every_step_that_changes_product_and_tests_is_a_candidate(mined):
+    result, commits, _ = mined
+    assert result.snapshots == 6 and result.candidates == 4  # "Document the cart" changes no test
+    assert [step.ref for step in result.steps] == [commits[1], commits[3], commits[4], commits[5]]
+
+
+def test_the_tests_that_fail_before_and_pass_after_become_the_turns_own(mined):
+    result, _, _ = mined
+    turns = {step.title: step for step in result.kept}
+    assert len(result.kept) == 4 and result.rate == 1.0
+    feature = turns["Add discounts"]
+    assert sorted(t.split("::", 1)[1] for t in feature.tests) == ["DiscountBehaviour::test_no_discount_keeps_the_price",
+                                                                  "test_discount_80"]  # fmt: skip
+    # The rename changes no test's body: the import of the new module is the requirement.
+    rename = turns["Rename the cart module to basket"]
+    assert {t.split("::", 1)[1] for t in rename.tests} >= {"CartSpec::test_add_then_total", "test_discount_80"}
+    capped = turns["Cap discounts at 50 percent"]
+    assert [t.split("::", 1)[1] for t in capped.tests] == ["test_discount_is_capped"]
+    fix = turns["Fix the total of an empty cart: it is 0, not None"]
+    assert [t.split("::", 1)[1] for t in fix.tests] == ["test_empty_total_is_zero"]  # the flaky one is never the turn's
+    assert not any("test_lucky" in t for step in result.kept for t in step.tests)
+    assert any("test_lucky" in t for t in fix.flaky + fix.not_running)
+
+
+def test_a_changed_requirement_retires_the_earlier_test_it_contradicts(mined):
+    result, _, _ = mined
+    capped = next(step for step in result.kept if step.title.startswith("Cap"))
+    assert capped.retires == [f"{capped_turn(result, 'Rename')}/test_discount.py::test_discount_80"]
+    spec = yaml.safe_load((result.task / "turns" / capped.turn / "turn.yaml").read_text())
+    assert spec["retires"] == capped.retires
+
+
+def capped_turn(result, prefix: str) -> str:
+    return next(step.turn for step in result.kept if step.title.startswith(prefix))
+
+
+def test_the_mined_task_is_valid_and_its_prompts_name_what_the_tests_use(mined):
+    result, _, _ = mined
+    task = load_task_dir(result.task)
+    assert len(task.turns) == 4
+    assert validate_task(task) == []
+    feature = task.turns[0]
+    assert feature.spec.kind == "feature" and feature.spec.paths == ("shop/cart.py",)
+    assert all("`discount`" in prompt for prompt in feature.spec.prompts)
+    assert task.turns[3].spec.kind == "bugfix" and task.turns[1].spec.kind == "refactor"
+    assert (result.task / "turns" / task.turns[0].id / "turn.yaml").read_text().startswith("# Drafted by stamina-gym mine")
+    assert not (result.task / "repo" / "tests").exists()  # the seed holds the product only
+    report = yaml.safe_load((result.task / "mining.yaml").read_text())
+    assert report["candidates"] == 4 and report["kept"] == 4
+
+
+def test_imports_of_the_tests_package_become_relative():
+    text = "from tests import Mixin\nfrom tests.helpers import (a,\n    b)\nimport tests.util as u\nfrom shop import x\n"
+    assert relative_imports(text, "tests", 0) == "from . import Mixin\nfrom .helpers import a, b\nfrom . import util as u\nfrom shop import x\n"
+    product, tests = split({"shop/a.py": "A = 1\n", "tests/sub/test_b.py": "from tests.sub.helpers import h\n", "docs/x.md": "x"})
+    assert product == {"shop/a.py": "A = 1\n"} and tests == {"sub/test_b.py": "from ..sub.helpers import h\n"}
+
+
+def test_source_fixes_apply_to_every_snapshot_and_are_recorded(tmp_path):
+    fix = SourceFix("**/*.py", "collections.MutableMapping", "collections.abc.MutableMapping")
+    files = {"pkg/a.py": "import collections\nBase = collections.MutableMapping\n", "notes.txt": "collections.MutableMapping"}
+    assert fix.apply(files) == 1 and "collections.abc.MutableMapping" in files["pkg/a.py"] and files["notes.txt"].endswith("Mapping")
+
+
+def test_bad_input_is_named(tmp_path):
+    with pytest.raises(ConfigError, match="not a git repository"):
+        git_snapshots(tmp_path, seed="HEAD")
+    commits = _history(tmp_path / "project")
+    with pytest.raises(ConfigError, match="at least two snapshots"):
+        mine(git_snapshots(tmp_path / "project", seed=commits[0], commits=[])[:1], tmp_path / "out")
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "keep.txt").write_text("mine")
+    with pytest.raises(ConfigError, match="not empty; mining never writes over a task"):
+        mine(git_snapshots(tmp_path / "project", seed=commits[0]), tmp_path / "full")
+    assert (tmp_path / "full" / "keep.txt").read_text() == "mine"
+
+
+def test_a_diff_of_trees_applies_with_git():
+    patch = diff_trees({"a.py": "x = 1\n", "gone.py": "y\n"}, {"a.py": "x = 2\n", "new/b.py": "z\n"})
+    assert "--- a/a.py" in patch and "+++ b/new/b.py" in patch and "deleted file mode" in patch
