@@ -13,7 +13,7 @@ import yaml
 
 from stamina_gym.errors import ConfigError
 from stamina_gym.mining.mine import diff_trees, mine, relative_imports, split
-from stamina_gym.mining.sources import SourceFix, git_snapshots
+from stamina_gym.mining.sources import Snapshot, SourceFix, git_snapshots
 from stamina_gym.task import load_task_dir
 from stamina_gym.validate import validate_task
 
@@ -229,3 +229,17 @@ def test_bad_input_is_named(tmp_path):
 def test_a_diff_of_trees_applies_with_git():
     patch = diff_trees({"a.py": "x = 1\n", "gone.py": "y\n"}, {"a.py": "x = 2\n", "new/b.py": "z\n"})
     assert "--- a/a.py" in patch and "+++ b/new/b.py" in patch and "deleted file mode" in patch
+
+
+def test_a_src_layout_is_laid_flat_so_an_installed_package_of_that_name_is_not_tested(tmp_path):
+    """The project is called like a package the sandbox's Python has installed (tqdm):
+    laid out under src/, its tests would import the installed one and fail."""
+    product, _ = split({"src/tqdm/__init__.py": "X = 1\n", "setup.py": "", "src/tqdm/data.txt": "d"})
+    assert product == {"tqdm/__init__.py": "X = 1\n", "setup.py": "", "tqdm/data.txt": "d"}
+    seed = Snapshot("v1", "Release 1", files={"src/tqdm/__init__.py": "def shout(text):\n    return text\n",
+                                              "tests/test_shout.py": "from tqdm import shout\n\n\ndef test_same():\n    assert shout('a') == 'a'\n"})  # fmt: skip
+    step = Snapshot("v2", "Release 2", "Shout in capitals.", files={
+        "src/tqdm/__init__.py": "def shout(text):\n    return text.upper()\n",
+        "tests/test_shout.py": "from tqdm import shout\n\n\ndef test_upper():\n    assert shout('a') == 'A'\n"})  # fmt: skip
+    result = mine([seed, step], tmp_path / "loud", runs=1)
+    assert [s.tests for s in result.steps] == [["01-release-2/test_shout.py::test_upper"]], result.steps

@@ -61,7 +61,7 @@ def is_test_file(rel: str) -> bool:
 def split(files: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
     """(product files, test files relative to their tests folder). The tests folder is
     the shallowest ``tests``/``test`` folder of a path; test files outside any such
-    folder keep their path. Imports of the tests package by its absolute name
+    folder keep their path; a ``src/`` layout is laid flat. Imports of the tests package by its absolute name
     (``from tests.helpers import x``) become relative ones: hidden tests must never import
     a module of that name from the agent's tree."""
     product, tests = {}, {}
@@ -75,7 +75,20 @@ def split(files: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
             tests[inner] = text
         elif not NOT_PRODUCT.match(rel):
             product[rel] = text
-    return product, tests
+    return _flat(product), tests
+
+
+def _flat(product: dict[str, str]) -> dict[str, str]:
+    """A ``src/`` layout laid flat (``src/pkg/a.py`` -> ``pkg/a.py``): the grader puts the
+    repository's root on the path, and a package of the same name installed where the
+    tests run would otherwise be imported in the project's place."""
+    if not any(rel.startswith("src/") and rel.endswith(".py") for rel in product):
+        return product
+    flat = {rel: text for rel, text in product.items() if not rel.startswith("src/")}
+    for rel, text in product.items():
+        if rel.startswith("src/"):
+            flat.setdefault(rel[len("src/") :], text)
+    return flat
 
 
 def relative_imports(text: str, package: str, depth: int) -> str:
