@@ -239,6 +239,11 @@ class TurnSpec(_Strict):
     noise: tuple[str, ...] = ()
     """What is deliberately wrong or untidy in the prompts (a typo, a wrong file or
     function name, a contradiction the user resolves when asked): documents a noisy request."""
+    sequence: Literal["feature-fix", "implement-refactor", "fix-regression", "multi-module"] | None = None
+    """The dependent sequence this turn closes, where one applies: a fix of an earlier
+    turn's feature, a refactor of an earlier turn's code, a fix of a regression an earlier
+    fix caused, or a change across several modules. The evaluation reports success per
+    sequence type."""
     tests: tuple[str, ...] = ()
     """The turn's hidden tests when its test files hold others too (a project's test
     file at that commit, whose older tests passed before the turn): ``<file>::<test>``

@@ -194,6 +194,8 @@ def test_the_mined_task_is_valid_and_its_prompts_name_what_the_tests_use(mined):
     assert feature.spec.kind == "feature" and feature.spec.paths == ("shop/cart.py",)
     assert all("`discount`" in prompt for prompt in feature.spec.prompts)
     assert task.turns[3].spec.kind == "bugfix" and task.turns[1].spec.kind == "refactor"
+    # the rename refactors the feature's module; the fix mends what features built
+    assert [t.spec.sequence for t in task.turns] == [None, "implement-refactor", None, "feature-fix"]
     assert (result.task / "turns" / task.turns[0].id / "turn.yaml").read_text().startswith("# Drafted by stamina-gym mine")
     assert not (result.task / "repo" / "tests").exists()  # the seed holds the product only
     report = yaml.safe_load((result.task / "mining.yaml").read_text())
@@ -243,3 +245,14 @@ def test_a_src_layout_is_laid_flat_so_an_installed_package_of_that_name_is_not_t
         "tests/test_shout.py": "from tqdm import shout\n\n\ndef test_upper():\n    assert shout('a') == 'A'\n"})  # fmt: skip
     result = mine([seed, step], tmp_path / "loud", runs=1)
     assert [s.tests for s in result.steps] == [["01-release-2/test_shout.py::test_upper"]], result.steps
+
+
+def test_sequence_types_follow_from_kinds_and_files():
+    from stamina_gym.mining.mine import sequence_of
+
+    feature = ("feature", ["pkg/a.py"])
+    assert sequence_of("bugfix", ["pkg/a.py"], [feature]) == "feature-fix"
+    assert sequence_of("bugfix", ["pkg/a.py"], [feature, ("bugfix", ["pkg/a.py"])]) == "fix-regression"
+    assert sequence_of("refactor", ["pkg/a.py", "pkg/b.py"], [feature]) == "implement-refactor"
+    assert sequence_of("feature", ["pkg/b.py", "pkg/c.py"], [feature]) == "multi-module"
+    assert sequence_of("bugfix", ["pkg/z.py"], [feature]) is None

@@ -100,7 +100,8 @@ class Evaluation:
             inner = env.unwrapped
             self.turn_count = len(inner.turns)
             self.turn_meta = [
-                {"turn": t.index, "id": t.id, "title": t.spec.title, "kind": t.spec.kind, "phase": inner.task.phase(t.index)}
+                {"turn": t.index, "id": t.id, "title": t.spec.title, "kind": t.spec.kind, "phase": inner.task.phase(t.index),
+                 "sequence": t.spec.sequence}
                 for t in inner.turns
             ]
             task = {"id": inner.task.id, "version": inner.task.meta.version, "digest": tree_digest(inner.task.root)}

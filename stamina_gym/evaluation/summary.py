@@ -86,7 +86,8 @@ def summarize_agent(label: str, runs: list[dict], invalid: list[dict], unfinishe
     def group_success(field: str) -> dict[str, float]:
         groups: dict[str, list[int]] = {}
         for index, meta in enumerate(turn_meta):
-            groups.setdefault(meta[field], []).append(index)
+            if meta.get(field) is not None:  # turns without a sequence type are in no sequence group
+                groups.setdefault(meta[field], []).append(index)
         return {name: float(solved[:, cols].mean()) if len(runs) else 0.0 for name, cols in groups.items()}
 
     failures = Counter(t["failure_class"] or "solved" for t in played)
@@ -145,6 +146,7 @@ def summarize_agent(label: str, runs: list[dict], invalid: list[dict], unfinishe
         "regression_rate": share(with_regression, lambda t: t["newly_broken"] > 0),
         "success_by_kind": group_success("kind"),
         "success_by_phase": group_success("phase"),
+        "success_by_sequence": group_success("sequence"),
         "stamina_curve": solved.mean(axis=0).tolist() if len(runs) else [],
         "pass_fraction_by_turn": pass_fraction.mean(axis=0).tolist() if len(runs) else [],
         "reward_by_turn": reward.mean(axis=0).tolist() if len(runs) else [],

@@ -394,10 +394,36 @@ def kind_of(text: str) -> str:
     return "feature"
 
 
+def sequence_of(kind: str, paths: Sequence[str], earlier: Sequence[tuple[str, Sequence[str]]]) -> str | None:
+    """The dependent sequence a turn closes, from its kind, the product files it changes
+    and the (kind, files) of the turns before it: a bug fix of files an earlier fix
+    changed (``fix-regression``) or an earlier feature added or changed (``feature-fix``),
+    a refactor of earlier turns' files (``implement-refactor``), else a change across
+    several modules (``multi-module``)."""
+    mine = {p for p in paths if p.endswith(".py")}
+    touched = {k: set() for k in ("bugfix", "feature", "any")}
+    for earlier_kind, earlier_paths in earlier:
+        files = {p for p in earlier_paths if p.endswith(".py")}
+        touched["any"] |= files
+        if earlier_kind in touched:
+            touched[earlier_kind] |= files
+    if kind == "bugfix" and mine & touched["bugfix"]:
+        return "fix-regression"
+    if kind == "bugfix" and mine & touched["feature"]:
+        return "feature-fix"
+    if kind == "refactor" and mine & touched["any"]:
+        return "implement-refactor"
+    if len(mine) >= 2:
+        return "multi-module"
+    return None
+
+
 def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[tuple[int, str, list[str]]]) -> None:
-    """Write each kept turn's turn.yaml: title, kind, paths, and two prompt drafts that
-    name every product name its tests use that the agent was not yet told."""
+    """Write each kept turn's turn.yaml: title, kind, paths, the sequence it closes, and
+    two prompt drafts that name every product name its tests use that the agent was not
+    yet told."""
     previous = 0
+    history: list[tuple[str, list[str]]] = []
     for index, turn_id, _ in kept:
         snapshot = snapshots[index]
         folder = out / "turns" / turn_id
@@ -405,7 +431,12 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         before, after = trees[previous][0], trees[index][0]
         changed = sorted(rel for rel in {*before, *after} if before.get(rel) != after.get(rel))
         text = f"{snapshot.title}\n{snapshot.message}"
-        spec.update(kind=kind_of(text), paths=changed, context_files=[rel for rel in changed if rel in before][:10])
+        kind = kind_of(text)
+        spec.update(kind=kind, paths=changed, context_files=[rel for rel in changed if rel in before][:10])
+        sequence = sequence_of(kind, changed, history)
+        if sequence:
+            spec["sequence"] = sequence
+        history.append((kind, changed))
         _write_yaml(folder / "turn.yaml", spec)
         task = load_task_dir(out)
         turn = next(t for t in task.turns if t.id == turn_id)

@@ -63,6 +63,7 @@ def test_oracle_and_null_records_and_summary(tmp_path):
     assert oracle["pass@k"] == {"1": 1.0, "2": 1.0} and null["pass^k"] == {"1": 0.0, "2": 0.0}
     assert oracle["stamina_curve"] == [1.0, 1.0] and oracle["efficiency"]["changed_code_share"] == 1.0
     assert null["efficiency"]["changed_code_share"] == 0.0 and oracle["success_by_kind"] == {"feature": 1.0}
+    assert oracle["success_by_sequence"] == {}  # the mini task tags no turn with a sequence type
     # the null agent changed nothing: it cannot have kept from regressions or timeouts, and is not credited
     assert null["regression_rate"] is None and null["timeout_ratio"] is None
     assert oracle["regression_rate"] == 0.0 and oracle["timeout_ratio"] == 0.0
