@@ -499,7 +499,7 @@ def _judge(lines, sha256):
         return verdict
     key = bytes.fromhex(lines[0][6:].decode("ascii", "replace").strip() or "00")
     verdict["hello"] = True
-    calls, reports, collected = {}, {}, {}
+    calls, reports, collected, subtests = {}, {}, {}, {}
     for raw in lines[1:]:
         body, _, mac = raw.rpartition(b"\t")
         if not body or sha256(key + body).hexdigest().encode() != mac:
@@ -520,6 +520,8 @@ def _judge(lines, sha256):
             reports[nodeid][when] = (outcome, message)
         elif kind == "collect" and len(fields) == 2:
             collected[fields[0]] = fields[1]
+        elif kind == "subtest" and len(fields) == 2:
+            subtests.setdefault(fields[0], fields[1])
         elif kind == "note":
             verdict["notes"].extend(fields)
         elif kind == "dropped":
@@ -555,6 +557,8 @@ def _judge(lines, sha256):
             outcomes[_relative(nodeid)] = [call[0], call[1]]
         elif failed:
             outcomes[_relative(nodeid)] = ["error" if failed[0][0] != "call" else "failed", failed[0][1]]
+        elif nodeid in subtests:
+            outcomes[_relative(nodeid)] = ["failed", "a subtest failed: " + subtests[nodeid]]
         else:
             outcomes[_relative(nodeid)] = ["passed", ""]
     return verdict
@@ -700,8 +704,18 @@ def _plugin(send, armed, keep, filtering, pytest, support, report_dropped=False)
         called.__dict__.update(getattr(method, "__dict__", {}))  # unittest's skip and expected-failure marks
         item.obj = called
 
-    def pytest_runtest_logreport(report, _send=send):
-        if report.when == "call" or report.outcome != "passed":
+    # A subtest (unittest's subTest, pytest's subtests fixture) reports on its own, beside
+    # its test's one call report: a failed one fails the test.
+    try:
+        from _pytest.subtests import SubtestReport
+    except ImportError:  # an older pytest, which reports no subtests
+        SubtestReport = ()
+
+    def pytest_runtest_logreport(report, _send=send, _sub=SubtestReport, _isinstance=isinstance):
+        if _isinstance(report, _sub):
+            if report.outcome == "failed":
+                _send("subtest", report.nodeid, _failure_text(report))
+        elif report.when == "call" or report.outcome != "passed":
             _send("report", report.nodeid, report.when, report.outcome, _failure_text(report))
 
     def pytest_collectreport(report, _send=send):
@@ -859,13 +873,19 @@ def _support_prints(support):
     return tuple(print_ for name in support if sys.modules.get(name) is not None for print_ in _prints_of(name, sys.modules[name]))
 
 
+def _is_submodule(label, attr, value):
+    """A package's submodule, bound in the package when first imported (``assertLogs``
+    imports ``unittest._log``)."""
+    return getattr(value, "__name__", None) == f"{label}.{attr}" and type(value).__name__ == "module"
+
+
 def _changed(prints):
     """Labels of the fingerprinted namespaces whose attributes are not what they were."""
     changed = []
     for label, namespace, keys, values in prints:
         now = dict(namespace)
         for attr in set(now).symmetric_difference(keys) - _ADDED:
-            if label in _GROWING and attr in now:
+            if attr in now and (label in _GROWING or _is_submodule(label, attr, now[attr])):
                 continue
             changed.append(f"{label}.{attr} was {'added' if attr in now else 'deleted'}")
         for attr, old in zip(keys, values):

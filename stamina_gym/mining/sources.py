@@ -142,8 +142,13 @@ def _sdist(name: str, version: str, cache: Path) -> Path:
     if found:
         return found[0]
     folder.mkdir(parents=True, exist_ok=True)
-    run = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--no-build-isolation",
-                          "-q", "-d", str(folder), f"{name}=={version}"], capture_output=True, text=True, timeout=600)  # fmt: skip
+    # pip prepares an sdist's metadata with its build backend: this environment's where it
+    # has it (setuptools), else one pip installs from the index for the purpose.
+    for isolation in (["--no-build-isolation"], []):
+        run = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", *isolation,
+                              "-q", "-d", str(folder), f"{name}=={version}"], capture_output=True, text=True, timeout=900)  # fmt: skip
+        if run.returncode == 0:
+            break
     found = sorted(p for p in folder.glob("*") if p.is_file())
     if not found:
         raise ConfigError(f"pypi:{name}=={version}: no sdist could be downloaded: {(run.stderr or run.stdout).strip()[-400:]}")
