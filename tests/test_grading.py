@@ -281,3 +281,62 @@ def test_canaries_take_real_names_and_sit_in_real_folders():
             namespace: dict = {}
             exec(canary.source, namespace)
             namespace[canary.test]()  # passes
+
+
+UNITTEST_MODULE = '''"""Carts, unittest style."""
+import unittest
+
+from shop import cart  # the product
+
+
+class Contract:
+    def test_inherited(self):
+        self.assertTrue(True)
+
+
+class CartBehaviour(Contract, unittest.TestCase):
+    LIMIT = 3
+
+    def setUp(self):
+        self.cart = cart.Cart()
+
+    def test_total(self):
+        self.cart.add("tea", 3)
+        self.assertEqual(self.cart.total(), 3)
+
+    def test_names(self):
+        self.assertIn("tea", self.cart.names())
+'''
+
+
+def _run_unittest_canary(source: str, test: str, total, names) -> bool:
+    import unittest
+
+    class Cart:
+        def add(self, name, price):
+            pass
+
+        def total(self):
+            return total
+
+        def names(self):
+            return names
+
+    namespace = {"__name__": "canary"}
+    exec(compile(source.replace("from shop import cart  # the product", ""), "canary", "exec"), namespace)
+    namespace["cart"] = type("cart", (), {"Cart": Cart})
+    cls_name, method = test.split("::")
+    result = unittest.TestResult()
+    namespace[cls_name](method).run(result)
+    return result.wasSuccessful() and result.testsRun == 1
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_canary_from_a_unittest_class_fails_for_honest_code_and_passes_for_values_equal_to_anything(seed):
+    found = canaries.must_fail_method(random.Random(seed), UNITTEST_MODULE, "test_labels_survive")
+    assert found is not None
+    source, test = found
+    assert test == "CartBehaviour::test_labels_survive" and "def setUp(self):" in source and "class Contract:" in source
+    assert source.count("def test_") == 2  # the mixin's, and the canary: no other test of the class
+    assert not _run_unittest_canary(source, test, 3, ["tea"])  # honest: the real test would pass
+    assert _run_unittest_canary(source, test, EqualsAnything(), EqualsAnything())

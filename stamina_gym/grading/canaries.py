@@ -24,6 +24,7 @@ import ast
 import functools
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from random import Random
 from typing import Mapping, Sequence
 
@@ -46,6 +47,50 @@ class Canary:
     expected: str
     """``passed`` or ``failed``."""
     source: str
+
+
+def must_fail_method(rng: Random, module: str, name: str) -> tuple[str, str] | None:
+    """A must-fail canary from a test class of ``module`` (a unittest class of any name,
+    or a ``Test*`` class): the module's text up to the class, the class with its other
+    members but not its other tests, and one of its test methods renamed to ``name`` with
+    a literal of its last equality assertion perturbed. Returns the source and the test's
+    id within the module (``Class::name``), or None."""
+    from stamina_gym import collection
+
+    tree = _parsed(module)
+    if tree is None:
+        return None
+    try:
+        collected = collection.collect(Path("canary_source.py"), module, ())
+    except SyntaxError:
+        return None
+    owners = {tid.split("::")[0] for tid in collected.ids if "::" in tid}
+    classes = [node for node in tree.body if isinstance(node, ast.ClassDef) and node.name in owners]
+    rng.shuffle(classes)
+    lines = module.splitlines()
+    for cls in classes:
+        methods = [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]
+        rng.shuffle(methods)
+        for method in methods:
+            replaced = _perturbed_assertion(rng, method, lines)
+            if replaced is None:
+                continue
+            last, own = replaced
+            start = min([cls.lineno, *(d.lineno for d in cls.decorator_list)]) - 1
+            head = "\n".join(lines[:start]).rstrip()
+            body_start = cls.body[0].lineno - 1
+            kept = lines[start:body_start]
+            for item in cls.body:
+                first = min([item.lineno, *(d.lineno for d in getattr(item, "decorator_list", []))]) - 1
+                if item is method:
+                    text = lines[first : last.lineno - 1] + own + lines[last.end_lineno : item.end_lineno]
+                    text[item.lineno - 1 - first] = re.sub(rf"\bdef {re.escape(item.name)}\b", f"def {name}",
+                                                           text[item.lineno - 1 - first], count=1)  # fmt: skip
+                    kept += [""] + text
+                elif not (isinstance(item, ast.FunctionDef) and item.name.startswith("test")):
+                    kept += [""] + lines[first : item.end_lineno]
+            return (head + "\n\n\n" if head else "") + "\n".join(kept) + "\n", f"{cls.name}::{name}"
+    return None
 
 
 def must_fail(rng: Random, module: str, name: str) -> str | None:
@@ -87,18 +132,15 @@ def must_fail(rng: Random, module: str, name: str) -> str | None:
     return None
 
 
-def _perturbed_assertion(rng: Random, function: ast.FunctionDef, lines: Sequence[str]) -> tuple[ast.Assert, list[str]] | None:
-    """The last top-level ``assert`` of ``function`` that compares with a literal (``==``
-    or ``in``, one comparison, the literal alone or in a tuple or list, on one line), with
-    its lines as they read with that literal perturbed; the rest of the text is kept
-    verbatim, quotes and spacing included."""
+def _perturbed_assertion(rng: Random, function: ast.FunctionDef, lines: Sequence[str]) -> tuple[ast.stmt, list[str]] | None:
+    """The last top-level assertion of ``function`` that compares with a literal (an
+    ``assert`` of ``==`` or ``in``, or unittest's ``assertEqual`` and kin; the literal alone
+    or in a tuple or list, on one line), with its lines as they read with that literal
+    perturbed; the rest of the text is kept verbatim, quotes and spacing included."""
     for node in reversed(function.body):
-        if not isinstance(node, ast.Assert) or not isinstance(node.test, ast.Compare):
+        sides = _compared(node)
+        if sides is None:
             continue
-        compare = node.test
-        if len(compare.ops) != 1 or not isinstance(compare.ops[0], (ast.Eq, ast.In)):
-            continue
-        sides = [compare.left, compare.comparators[0]] if isinstance(compare.ops[0], ast.Eq) else [compare.left]
         literals = [item for side in sides for item in ([side] if isinstance(side, ast.Constant) else getattr(side, "elts", []))]
         literals = [item for item in literals if _perturbable(item, lines)]
         if not literals:
@@ -111,6 +153,31 @@ def _perturbed_assertion(rng: Random, function: ast.FunctionDef, lines: Sequence
         changed = _perturbed_source(rng, literal.value, source).encode()
         own[row] = (text[: literal.col_offset] + changed + text[literal.end_col_offset :]).decode()
         return node, own
+    return None
+
+
+#: unittest's assertions of equality, and how many leading arguments are the compared values.
+_EQUALITY_CALLS = {"assertEqual": 2, "assertEquals": 2, "assertListEqual": 2, "assertTupleEqual": 2,
+                   "assertSequenceEqual": 2, "assertCountEqual": 2, "assertDictEqual": 2, "assertIn": 1}  # fmt: skip
+
+
+def _compared(node: ast.stmt) -> list[ast.expr] | None:
+    """The expressions a statement asserts equal (or the member it asserts is held):
+    ``assert a == b``, ``assert a in b`` (``a``), ``self.assertEqual(a, b)``,
+    ``self.assertIn(a, b)`` (``a``); None for any other statement."""
+    if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare):
+        compare = node.test
+        if len(compare.ops) == 1 and isinstance(compare.ops[0], ast.Eq):
+            return [compare.left, compare.comparators[0]]
+        if len(compare.ops) == 1 and isinstance(compare.ops[0], ast.In):
+            return [compare.left]
+        return None
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        call = node.value
+        if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and call.func.value.id == "self":
+            count = _EQUALITY_CALLS.get(call.func.attr)
+            if count and len(call.args) >= 2 and not any(isinstance(a, ast.Starred) for a in call.args[:2]):
+                return list(call.args[:count])
     return None
 
 
@@ -219,6 +286,10 @@ def plan(
         if expected == "failed":
             for module in rng.sample(list(modules), min(len(modules), 8)):
                 source = must_fail(rng, module, test)
+                if source is None:  # a module of test classes (unittest style)
+                    found = must_fail_method(rng, module, test)
+                    if found is not None:
+                        source, test = found
                 if source:
                     break
             if source is None:  # no module offers a stable assertion to negate
