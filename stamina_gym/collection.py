@@ -65,12 +65,15 @@ def test_files(folder: Path) -> list[Path]:
     return sorted(p for p in found if p.is_file())
 
 
-def collect(path: Path, text: str, roots: Sequence[Path]) -> Collected:
+def collect(path: Path | None, text: str, roots: Sequence[Path]) -> Collected:
     """The test ids of the test file at ``path`` (whose rendered text is ``text``);
     ``roots`` are the folders its imports may resolve in (the turn's tests, the support).
-    Raises SyntaxError when the file does not parse."""
-    roots = tuple(roots)
-    module = _module(path, text)
+    With ``path`` None, no import is followed (a text of no folder). Raises SyntaxError
+    when the file does not parse."""
+    roots = tuple(roots) if path is not None else ()
+    module = _module(path or Path("<text>"), text)
+    if path is None:
+        module.imports = {name: found for name, found in module.imports.items() if found[2] == 0}
     ids: list[str] = []
     unresolved: list[str] = []
     for name, node in module.names.items():
@@ -179,8 +182,8 @@ def _find_module(origin: Path, name: str, level: int, roots: tuple[Path, ...]) -
     else:
         options = [root.joinpath(*tail) for root in roots for tail in (parts, parts[1:]) if tail]
     for target in options:
-        for file in (target.with_suffix(".py"), target / "__init__.py"):
-            if file.is_file():
+        for file in (target.with_suffix(".py") if target.name else None, target / "__init__.py"):
+            if file is not None and file.is_file():
                 return _read(file)
     return None
 

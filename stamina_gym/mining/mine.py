@@ -335,46 +335,59 @@ def _run(task: Task, turns, tree: Mapping[str, str], scratch: Path, sandbox: San
 def _unchanged_tests(old: Mapping[str, str], new: Mapping[str, str], ids: Sequence[str], turn_id: str) -> set[str]:
     """The ids whose test function reads the same in ``old`` and ``new`` (test files
     relative to the tests folder): a test that did not change is no test of this step."""
+    was, now = _TestSources(old), _TestSources(new)
     same = set()
     for tid in ids:
         rel, *names = tid.removeprefix(f"{turn_id}/").split("::")
-        was, now = _test_source(old, rel, names), _test_source(new, rel, names)
-        if was is not None and was == now:
+        before = was.source(rel, names)
+        if before is not None and before == now.source(rel, names):
             same.add(tid)
     return same
 
 
-def _test_source(files: Mapping[str, str], rel: str, names: Sequence[str]) -> str | None:
-    """The source of a test function (``[name]``) or method (``[Class, name]``); an
-    inherited method is looked up in every class of every file by its name, and counts as
-    itself only where exactly one class defines it."""
-    text = files.get(rel)
-    if text is None:
-        return None
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return None
-    if len(names) == 1:
-        return next((ast.get_source_segment(text, n) for n in tree.body
-                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == names[0]), None)  # fmt: skip
-    owner, method = names[0], names[-1]
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == owner:
-            for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == method:
-                    return ast.get_source_segment(text, item)
-    found = []
-    for other_text in files.values():
-        try:
-            other = ast.parse(other_text)
-        except SyntaxError:
-            continue
-        for node in ast.walk(other):
-            if isinstance(node, ast.ClassDef):
-                found += [ast.get_source_segment(other_text, item) for item in node.body
-                          if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == method]  # fmt: skip
-    return found[0] if len(found) == 1 else None
+class _TestSources:
+    """The source of each test function and method of a tests tree, each file parsed once."""
+
+    def __init__(self, files: Mapping[str, str]) -> None:
+        self.files = files
+        self._parsed: dict[str, dict[tuple[str, ...], str]] = {}
+        self._methods: dict[str, list[str]] | None = None
+
+    def _index(self, rel: str) -> dict[tuple[str, ...], str]:
+        if rel not in self._parsed:
+            found: dict[tuple[str, ...], str] = {}
+            text = self.files.get(rel, "")
+            try:
+                tree = ast.parse(text)
+            except SyntaxError:
+                tree = ast.Module(body=[], type_ignores=[])
+            for node in tree.body:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    found[(node.name,)] = ast.get_source_segment(text, node) or ""
+                elif isinstance(node, ast.ClassDef):
+                    for item in node.body:
+                        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                            found[(node.name, item.name)] = ast.get_source_segment(text, item) or ""
+            self._parsed[rel] = found
+        return self._parsed[rel]
+
+    def source(self, rel: str, names: Sequence[str]) -> str | None:
+        """A test function (``[name]``) or method (``[Class, name]``); a method inherited
+        from a class elsewhere is found by its name where exactly one class defines it."""
+        if rel not in self.files:
+            return None
+        own = self._index(rel).get(tuple(names))
+        if own is not None or len(names) == 1:
+            return own
+        if self._methods is None:
+            self._methods = {}
+            for other in self.files:
+                if other.endswith(".py"):
+                    for key, text in self._index(other).items():
+                        if len(key) == 2:
+                            self._methods.setdefault(key[1], []).append(text)
+        found = self._methods.get(names[-1], [])
+        return found[0] if len(found) == 1 else None
 
 
 # -- prompts --------------------------------------------------------------------------------

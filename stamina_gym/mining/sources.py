@@ -126,13 +126,18 @@ def index_versions(name: str) -> list[str]:
 def pypi_snapshots(name: str, versions: Sequence[str], cache: Path, progress: Callable[[str], None] = lambda line: None) -> list[Snapshot]:
     """One snapshot per release, from its sdist (downloaded once into ``cache``); the
     sdist's top folder (``name-1.2/``) is stripped."""
+    from concurrent.futures import ThreadPoolExecutor
+
     cache.mkdir(parents=True, exist_ok=True)
     snapshots = []
-    for number, version in enumerate(versions, 1):
-        archive = _sdist(name, version, cache)
-        progress(f"sdist {number}/{len(versions)}: {archive.name}")
-        files = _unpack(archive)
-        snapshots.append(Snapshot(version, f"Release {version}", _changelog_entry(files, version), files))
+    # A pip download is mostly waiting (the index, a build backend preparing metadata):
+    # four at once.
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        archives = pool.map(lambda version: _sdist(name, version, cache), versions)
+        for number, (version, archive) in enumerate(zip(versions, archives), 1):
+            progress(f"sdist {number}/{len(versions)}: {archive.name}")
+            files = _unpack(archive)
+            snapshots.append(Snapshot(version, f"Release {version}", _changelog_entry(files, version), files))
     return snapshots
 
 
