@@ -467,13 +467,22 @@ class TestAddCases(unittest.TestCase):
 
         with self.assertLogs("calc", level="INFO"):
             logging.getLogger("calc").info("%s", calc.add(1, 1))
+
+    def test_mocked(self):
+        from unittest import mock  # imports asyncio, whose import marks coroutine code
+
+        import calc
+
+        with mock.patch.object(calc, "add", return_value=7):
+            self.assertEqual(calc.add(1, 2), 7)
 '''
 
 
-@pytest.mark.parametrize("body, passed", [("return a + b", 2), ("return a + b if a == 1 else 0", 1)])
+@pytest.mark.parametrize("body, passed", [("return a + b", 3), ("return a + b if a == 1 else 0", 2)])
 def test_honest_unittest_subtests_and_log_checks_are_no_tampering(backend, tmp_path, body, passed):
-    """Subtests report on their own beside their test's call (a failed one fails it), and
-    assertLogs imports a submodule of unittest: neither is a forgery."""
+    """Subtests report on their own beside their test's call (a failed one fails it),
+    assertLogs imports a submodule of unittest, and unittest.mock imports asyncio, which
+    marks coroutine code with types.coroutine: none is a forgery."""
     import shutil
 
     from stamina_gym.config import EnvConfig

@@ -754,13 +754,22 @@ def _base_id(nodeid):
 
 
 def _audit_hook(send, armed, ours):
-    """Ends the child on events only tampering needs. Everything it uses is bound now."""
+    """Ends the child on events only tampering needs. Everything it uses is bound now.
+
+    One maker of code objects is honest: ``types.coroutine`` marks a generator function's
+    code as an awaitable one (``asyncio`` does so when imported, and libraries built on it),
+    which changes what the function returns when awaited, not what it runs. Its own frame
+    is told by its code object, which no other code can have."""
+    import types
 
     def hook(event, args, _send=send, _armed=armed, _ours=ours, _bad=_BAD_EVENTS, _id=id, _isinstance=isinstance,
-             _str=str, _exit=os._exit):  # fmt: skip
+             _str=str, _exit=os._exit, _frame=sys._getframe, _honest=types.coroutine.__code__):  # fmt: skip
         if not _armed[0]:
             return
         reason = None
+        if event == "code.__new__" or (event == "object.__setattr__" and len(args) > 1 and args[1] == "__code__"):
+            if _frame(1).f_code is _honest:
+                return
         if event in _bad:
             reason = event
         elif event.startswith("ctypes.") and event != "ctypes.dlopen":
