@@ -21,6 +21,7 @@ Tasks outside the package are found through STAMINA_GYM_TASKS (folders separated
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import os
 import re
@@ -55,14 +56,27 @@ class Phase(_Strict):
     """Last turn (inclusive)."""
 
 
-class SourceFixSpec(_Strict):
+class SourceFix(_Strict):
     """A substitution applied to every snapshot of a mined project (``stamina-gym mine
-    --fix``): historical code that needs a small change to run on today's Python."""
+    --fix``): historical code that needs a small change to run on today's Python
+    (``collections.MutableMapping`` -> ``collections.abc.MutableMapping``)."""
 
     path: str
-    """Glob of the files it applies to."""
+    """Glob of the files it applies to (``**/`` also matches at the top)."""
     old: str = Field(min_length=1)
     new: str
+
+    def covers(self, rel: str) -> bool:
+        return fnmatch.fnmatch(rel, self.path) or (self.path.startswith("**/") and fnmatch.fnmatch(rel, self.path[3:]))
+
+    def apply(self, files: dict[str, str]) -> int:
+        """Apply to ``files`` (path -> text) in place; the number of files changed."""
+        changed = 0
+        for rel, text in files.items():
+            if self.old in text and self.covers(rel):
+                files[rel] = text.replace(self.old, self.new)
+                changed += 1
+        return changed
 
 
 class TaskMeta(_Strict):
@@ -81,7 +95,7 @@ class TaskMeta(_Strict):
     rules: tuple[Rule, ...] = ()
     """Consistency rules checked at every submit from their ``from_turn`` on
     (``stamina_gym.rules`` documents the kinds)."""
-    fixes: tuple[SourceFixSpec, ...] = ()
+    fixes: tuple[SourceFix, ...] = ()
     """Source fixes a mined task's seed and reference patches were made with: declared
     once for the task, applied to every snapshot; the validator checks none is undone."""
     params: dict[str, tuple[str | int, ...]] = {}

@@ -169,6 +169,11 @@ def _check_conventions(task: Task, turn: Turn, workspace: Workspace, tree: Mappi
     changed = workspace.numstat("HEAD~1")
     for path in scope_result(turn, "strict", changed)["outside"]:
         problems.append(Problem(turn.index, f"the reference patch edits {path}, outside the turn's paths"))
+    for fix in task.meta.fixes:
+        if fix.old in fix.new:
+            continue  # the fixed text holds the old one: nothing to tell apart
+        for rel in sorted(rel for rel, text in tree.items() if fix.old in text and fix.covers(rel)):
+            problems.append(Problem(turn.index, f"{rel} holds {fix.old!r} again: the source fix for {fix.path} is undone"))
     return problems
 
 

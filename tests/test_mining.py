@@ -13,8 +13,8 @@ import yaml
 
 from stamina_gym.errors import ConfigError
 from stamina_gym.mining.mine import diff_trees, mine, relative_imports, split
-from stamina_gym.mining.sources import Snapshot, SourceFix, git_snapshots
-from stamina_gym.task import load_task_dir
+from stamina_gym.mining.sources import Snapshot, git_snapshots
+from stamina_gym.task import SourceFix, load_task_dir
 from stamina_gym.validate import validate_task
 
 CART = """
@@ -145,7 +145,8 @@ def mined(tmp_path_factory):
     commits = _history(root / "project")
     snapshots = git_snapshots(root / "project", seed=commits[0])
     lines: list[str] = []
-    result = mine(snapshots, root / "shop", runs=5, progress=lines.append)
+    fix = SourceFix(path="shop/*.py", old="self.items = []", new="self.items = list()")  # applied to every snapshot
+    result = mine(snapshots, root / "shop", runs=5, fixes=[fix], progress=lines.append)
     return result, commits, lines
 
 
@@ -198,6 +199,8 @@ def test_the_mined_task_is_valid_and_its_prompts_name_what_the_tests_use(mined):
     assert [t.spec.sequence for t in task.turns] == [None, "implement-refactor", None, "feature-fix"]
     assert (result.task / "turns" / task.turns[0].id / "turn.yaml").read_text().startswith("# Drafted by stamina-gym mine")
     assert not (result.task / "repo" / "tests").exists()  # the seed holds the product only
+    assert [f.old for f in task.meta.fixes] == ["self.items = []"] and "list()" in (result.task / "repo/shop/cart.py").read_text()
+    assert not any("self.items = []" in t.reference_patch for t in task.turns)
     report = yaml.safe_load((result.task / "mining.yaml").read_text())
     assert report["candidates"] == 4 and report["kept"] == 4
 
@@ -210,7 +213,7 @@ def test_imports_of_the_tests_package_become_relative():
 
 
 def test_source_fixes_apply_to_every_snapshot_and_are_recorded(tmp_path):
-    fix = SourceFix("**/*.py", "collections.MutableMapping", "collections.abc.MutableMapping")
+    fix = SourceFix(path="**/*.py", old="collections.MutableMapping", new="collections.abc.MutableMapping")
     files = {"pkg/a.py": "import collections\nBase = collections.MutableMapping\n", "notes.txt": "collections.MutableMapping"}
     assert fix.apply(files) == 1 and "collections.abc.MutableMapping" in files["pkg/a.py"] and files["notes.txt"].endswith("Mapping")
 

@@ -132,3 +132,11 @@ def test_the_validator_names_tests_pytest_collects_that_the_task_does_not_count(
     assert "turn 2: pytest collects 2 test(s) the task does not count: 02-mul/test_mul.py::Base::test_made_at_run_time, " \
            "02-mul/test_mul.py::TestMade::test_made_at_run_time; base classes it could not read: " \
            "test_mul.py: class TestMade: base Base" in problems, problems
+
+
+def test_the_validator_says_when_a_reference_patch_undoes_a_source_fix(tmp_path):
+    root = copy_mini(tmp_path)
+    (root / "task.yaml").write_text((root / "task.yaml").read_text()
+                                    + "fixes:\n  - {path: 'calc/*.py', old: 'a + b', new: 'b + a'}\n")  # fmt: skip
+    problems = [str(p) for p in validate_task(load_task_dir(root))]
+    assert "turn 1: calc/__init__.py holds 'a + b' again: the source fix for calc/*.py is undone" in problems, problems

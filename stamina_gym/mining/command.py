@@ -31,7 +31,8 @@ def add_parser(sub) -> None:
 
 def cmd_mine(args: argparse.Namespace) -> int:
     from stamina_gym.mining.mine import mine
-    from stamina_gym.mining.sources import SourceFix, git_snapshots, index_versions, pypi_snapshots
+    from stamina_gym.mining.sources import git_snapshots, index_versions, pypi_snapshots
+    from stamina_gym.task import SourceFix
     from stamina_gym.task import load_task_dir
     from stamina_gym.validate import validate_task
 
@@ -40,7 +41,7 @@ def cmd_mine(args: argparse.Namespace) -> int:
 
     if args.runs < 1:
         raise ConfigError(f"--runs {args.runs}: at least one run is needed")
-    fixes = [SourceFix(glob, old, new) for glob, old, new in args.fix]
+    fixes = [SourceFix(path=glob, old=old, new=new) for glob, old, new in args.fix]
     if args.source.startswith("pypi:"):
         name = args.source.removeprefix("pypi:")
         if not args.versions:

@@ -40,9 +40,9 @@ from stamina_gym.config import SandboxConfig
 from stamina_gym.errors import ConfigError
 from stamina_gym.grading.grade import by_base_id
 from stamina_gym.hidden_runner import run_hidden_tests
-from stamina_gym.mining.sources import Snapshot, SourceFix
+from stamina_gym.mining.sources import Snapshot
 from stamina_gym.sandbox import Sandbox
-from stamina_gym.task import Task, load_task_dir
+from stamina_gym.task import SourceFix, Task, load_task_dir
 
 #: Path parts and file names that make a file a test file.
 TEST_FOLDERS = frozenset({"tests", "test", "testing"})
@@ -201,7 +201,7 @@ def mine(
                            "one step of the project's own history, landing on the agent's code of the turns before.",
             "python": [".".join(map(str, sys.version_info[:2]))]}  # fmt: skip
     if fixes:
-        meta["fixes"] = [{"path": f.path, "old": f.old, "new": f.new} for f in fixes]
+        meta["fixes"] = [fix.model_dump() for fix in fixes]
     _write_yaml(out / "task.yaml", meta)
     owned = sandbox is None
     sandbox = sandbox or _default_sandbox(out)

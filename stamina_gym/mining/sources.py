@@ -24,26 +24,6 @@ NOISE = ("*.egg-info/*", "PKG-INFO", "*.pyc", "*/__pycache__/*", ".git/*", ".git
 
 
 @dataclass(frozen=True)
-class SourceFix:
-    """A substitution applied to every snapshot (code that needs a small change to run on
-    today's Python, ``collections.MutableMapping`` -> ``collections.abc.MutableMapping``)."""
-
-    path: str
-    """Glob of the files it applies to (``**`` allowed)."""
-    old: str
-    new: str
-
-    def apply(self, files: dict[str, str]) -> int:
-        """Apply to ``files`` in place; the number of files changed."""
-        changed = 0
-        for rel, text in files.items():
-            if self.old in text and _matches(rel, self.path):
-                files[rel] = text.replace(self.old, self.new)
-                changed += 1
-        return changed
-
-
-@dataclass(frozen=True)
 class Snapshot:
     ref: str
     """A commit's hash, or a release's version."""
