@@ -259,3 +259,34 @@ def test_sequence_types_follow_from_kinds_and_files():
     assert sequence_of("refactor", ["pkg/a.py", "pkg/b.py"], [feature]) == "implement-refactor"
     assert sequence_of("feature", ["pkg/b.py", "pkg/c.py"], [feature]) == "multi-module"
     assert sequence_of("bugfix", ["pkg/z.py"], [feature]) is None
+
+
+def test_releases_come_from_their_sdists_and_one_without_is_skipped_and_said(tmp_path, monkeypatch):
+    import io
+    import tarfile
+
+    from stamina_gym.mining import sources
+
+    def sdist(version: str) -> Path:
+        files = {"CHANGES.rst": f"{version}\n-----\n\n- Shout in capitals.\n\n1.0\n---\n\n- First.\n",
+                 "shout.py": "def shout(text):\n    return text\n", "PKG-INFO": "Name: shout\n"}  # fmt: skip
+        path = tmp_path / f"shout-{version}.tar.gz"
+        with tarfile.open(path, "w:gz") as bundle:
+            for rel, text in files.items():
+                info = tarfile.TarInfo(f"shout-{version}/{rel}")
+                info.size = len(text.encode())
+                bundle.addfile(info, io.BytesIO(text.encode()))
+        return path
+
+    def fake(name, version, cache):
+        if version == "1.1":
+            raise ConfigError(f"pypi:{name}=={version}: no sdist could be downloaded: none on the index")
+        return sdist(version)
+
+    monkeypatch.setattr(sources, "_sdist", fake)
+    said: list[str] = []
+    snapshots = sources.pypi_snapshots("shout", ["1.0", "1.1", "1.2"], tmp_path / "cache", said.append)
+    assert [s.ref for s in snapshots] == ["1.0", "1.2"]
+    assert any("SKIPPED 1.1" in line and "none on the index" in line for line in said), said
+    assert snapshots[1].message == "- Shout in capitals." and "PKG-INFO" not in snapshots[1].files
+    assert snapshots[1].files["shout.py"].startswith("def shout")

@@ -105,19 +105,30 @@ def index_versions(name: str) -> list[str]:
 
 def pypi_snapshots(name: str, versions: Sequence[str], cache: Path, progress: Callable[[str], None] = lambda line: None) -> list[Snapshot]:
     """One snapshot per release, from its sdist (downloaded once into ``cache``); the
-    sdist's top folder (``name-1.2/``) is stripped."""
+    sdist's top folder (``name-1.2/``) is stripped. A release without a usable sdist is
+    skipped and said so through ``progress``."""
     from concurrent.futures import ThreadPoolExecutor
 
     cache.mkdir(parents=True, exist_ok=True)
     snapshots = []
     # A pip download is mostly waiting (the index, a build backend preparing metadata):
     # four at once.
+    def fetch(version: str) -> Path | ConfigError:
+        try:
+            return _sdist(name, version, cache)
+        except ConfigError as exc:
+            return exc
+
     with ThreadPoolExecutor(max_workers=4) as pool:
-        archives = pool.map(lambda version: _sdist(name, version, cache), versions)
-        for number, (version, archive) in enumerate(zip(versions, archives), 1):
+        for number, (version, archive) in enumerate(zip(versions, pool.map(fetch, versions)), 1):
+            if isinstance(archive, ConfigError):  # a release without a usable sdist: the history skips it
+                progress(f"sdist {number}/{len(versions)}: SKIPPED {version}: {str(archive)[-200:]}")
+                continue
             progress(f"sdist {number}/{len(versions)}: {archive.name}")
             files = _unpack(archive)
             snapshots.append(Snapshot(version, f"Release {version}", _changelog_entry(files, version), files))
+    if len(snapshots) < 2:
+        raise ConfigError(f"pypi:{name}: {len(snapshots)} of {len(versions)} release(s) have a usable sdist; mining needs two")
     return snapshots
 
 
