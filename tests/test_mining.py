@@ -290,3 +290,44 @@ def test_releases_come_from_their_sdists_and_one_without_is_skipped_and_said(tmp
     assert any("SKIPPED 1.1" in line and "none on the index" in line for line in said), said
     assert snapshots[1].message == "- Shout in capitals." and "PKG-INFO" not in snapshots[1].files
     assert snapshots[1].files["shout.py"].startswith("def shout")
+
+
+def test_an_sdist_comes_straight_from_the_configured_index_with_its_hash_checked(tmp_path, monkeypatch):
+    """A real HTTP index speaking the JSON simple API, named by PIP_INDEX_URL as pip's
+    configuration would."""
+    import hashlib
+    import http.server
+    import json
+    import threading
+
+    from stamina_gym.mining import sources
+
+    data = b"not really a tarball"
+    good = hashlib.sha256(data).hexdigest()
+    listing = {"files": [{"filename": "shout-1.2.tar.gz", "url": "../../files/shout-1.2.tar.gz", "hashes": {"sha256": good}},
+                         {"filename": "shout-1.3.tar.gz", "url": "../../files/shout-1.3.tar.gz", "hashes": {"sha256": "0" * 64}},
+                         {"filename": "shout-1.2-py3-none-any.whl", "url": "../../files/x.whl", "hashes": {}}]}  # fmt: skip
+
+    class Index(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = json.dumps(listing).encode() if self.path == "/simple/shout/" else data
+            self.send_response(200)
+            self.send_header("Content-Type", "application/vnd.pypi.simple.v1+json")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Index)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("PIP_INDEX_URL", f"http://127.0.0.1:{server.server_port}/simple")
+        got = sources._from_simple_index("Shout", "1.2", tmp_path)
+        assert got.name == "shout-1.2.tar.gz" and got.read_bytes() == data
+        with pytest.raises(ValueError, match="does not match the index's sha256"):
+            sources._from_simple_index("shout", "1.3", tmp_path)
+        with pytest.raises(KeyError, match="no sdist"):
+            sources._from_simple_index("shout", "9.9", tmp_path)
+    finally:
+        server.shutdown()

@@ -6,6 +6,7 @@ machine's own index configuration applies). Either way the result is a list of
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 import subprocess
 import sys
@@ -138,6 +139,10 @@ def _sdist(name: str, version: str, cache: Path) -> Path:
     if found:
         return found[0]
     folder.mkdir(parents=True, exist_ok=True)
+    try:
+        return _from_simple_index(name, version, folder)
+    except (OSError, ValueError, KeyError):
+        pass  # an index without the JSON simple API: pip fetches it
     # pip prepares an sdist's metadata with its build backend: this environment's where it
     # has it (setuptools), else one pip installs from the index for the purpose.
     for isolation in (["--no-build-isolation"], []):
@@ -149,6 +154,57 @@ def _sdist(name: str, version: str, cache: Path) -> Path:
     if not found:
         raise ConfigError(f"pypi:{name}=={version}: no sdist could be downloaded: {(run.stderr or run.stdout).strip()[-400:]}")
     return found[0]
+
+
+def index_url() -> str:
+    """The index pip is configured with: PIP_INDEX_URL, pip's configuration files, else
+    pip's own default."""
+    configured = os.environ.get("PIP_INDEX_URL")
+    if not configured:
+        run = subprocess.run([sys.executable, "-m", "pip", "config", "list", "--disable-pip-version-check"],
+                             capture_output=True, text=True, timeout=60)  # fmt: skip
+        found = re.search(r"^[\w:.-]*index-url\s*=\s*'?([^'\n]+)'?$", run.stdout, re.MULTILINE)
+        configured = found.group(1) if found else ""
+    if not configured:
+        from pip._internal.models.index import PyPI  # pip's default, not written here
+
+        configured = PyPI.simple_url
+    return configured.rstrip("/")
+
+
+def _from_simple_index(name: str, version: str, folder: Path) -> Path:
+    """The release's sdist straight from the index's JSON simple API (PEP 691), its hash
+    checked: pip would first build its metadata, which some old sdists fail (a version read
+    from the installed package). Raises OSError, ValueError or KeyError when it cannot."""
+    import hashlib
+    import json
+    import urllib.parse
+    import urllib.request
+
+    from packaging.utils import canonicalize_name, parse_sdist_filename
+
+    request = urllib.request.Request(f"{index_url()}/{canonicalize_name(name)}/",
+                                     headers={"Accept": "application/vnd.pypi.simple.v1+json"})  # fmt: skip
+    with urllib.request.urlopen(request, timeout=120) as answer:
+        listing = json.load(answer)
+    for entry in listing["files"]:
+        filename = entry["filename"]
+        if not filename.endswith((".tar.gz", ".zip")) or entry.get("yanked"):
+            continue
+        try:
+            _, found = parse_sdist_filename(filename)
+        except ValueError:
+            continue
+        if str(found) != version:
+            continue
+        with urllib.request.urlopen(urllib.parse.urljoin(answer.url, entry["url"]), timeout=300) as download:
+            data = download.read()
+        expected = entry.get("hashes", {}).get("sha256")
+        if expected and hashlib.sha256(data).hexdigest() != expected:
+            raise ValueError(f"{filename}: the download does not match the index's sha256")
+        (folder / filename).write_bytes(data)
+        return folder / filename
+    raise KeyError(f"{name}=={version}: no sdist in the index's listing")
 
 
 def _unpack(archive: Path) -> dict[str, str]:
