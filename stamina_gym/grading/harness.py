@@ -756,20 +756,22 @@ def _base_id(nodeid):
 def _audit_hook(send, armed, ours):
     """Ends the child on events only tampering needs. Everything it uses is bound now.
 
-    One maker of code objects is honest: ``types.coroutine`` marks a generator function's
-    code as an awaitable one (``asyncio`` does so when imported, and libraries built on it),
-    which changes what the function returns when awaited, not what it runs. Its own frame
-    is told by its code object, which no other code can have."""
-    import types
+    Code objects made and swapped in are honest when they run what the function ran:
+    ``types.coroutine`` marks a generator's code awaitable (``asyncio`` does so when
+    imported), hypothesis gives a function another file name and line. A new code object
+    passes when the frame making it holds a function with the same bytecode and frame
+    layout; a swap passes when only the code's name, place and coroutine flags differ
+    (``_same_behaviour``). Hand-made bytecode, or a swap of what a function runs, ends it."""
 
     def hook(event, args, _send=send, _armed=armed, _ours=ours, _bad=_BAD_EVENTS, _id=id, _isinstance=isinstance,
-             _str=str, _exit=os._exit, _frame=sys._getframe, _honest=types.coroutine.__code__):  # fmt: skip
+             _str=str, _exit=os._exit, _frame=sys._getframe, _same=_same_behaviour, _remade=_remade_from_local):  # fmt: skip
         if not _armed[0]:
             return
         reason = None
-        if event == "code.__new__" or (event == "object.__setattr__" and len(args) > 1 and args[1] == "__code__"):
-            if _frame(1).f_code is _honest:
-                return
+        if event == "code.__new__" and _remade(args, _frame(1)):
+            return
+        if event == "object.__setattr__" and len(args) > 2 and args[1] == "__code__" and _same(args[0], args[2]):
+            return
         if event in _bad:
             reason = event
         elif event.startswith("ctypes.") and event != "ctypes.dlopen":
@@ -790,6 +792,39 @@ def _audit_hook(send, armed, ours):
                 _exit(ALARM_EXIT)
 
     return hook
+
+
+#: Code flags a swap may change: a generator marked awaitable (types.coroutine).
+_FREE_FLAGS = 0x100
+
+
+def _same_behaviour(function, code):
+    """``code`` runs what ``function``'s code runs: only its name, file, lines and the
+    awaitable mark differ."""
+    old = getattr(function, "__code__", None)
+    if old is None or type(code) is not type(old):
+        return False
+    fields = ("co_code", "co_consts", "co_names", "co_varnames", "co_freevars", "co_cellvars", "co_argcount",
+              "co_posonlyargcount", "co_kwonlyargcount", "co_nlocals", "co_stacksize", "co_exceptiontable")  # fmt: skip
+    if any(getattr(old, name, None) != getattr(code, name, None) for name in fields):
+        return False
+    return (old.co_flags | _FREE_FLAGS) == (code.co_flags | _FREE_FLAGS)
+
+
+def _remade_from_local(args, frame):
+    """A ``code.__new__`` event (bytecode, file, name, argument counts, locals, stack size,
+    flags) for bytecode some function in the making frame's locals already runs, with its
+    frame layout: a copy with new names, not new bytecode."""
+    if len(args) < 9:
+        return False
+    bytecode, _, _, argcount, posonly, kwonly, nlocals, stacksize, flags = args[:9]
+    for value in list(frame.f_locals.values()):
+        code = getattr(value, "__code__", None) if not hasattr(value, "co_code") else value
+        if code is not None and getattr(code, "co_code", None) == bytecode and (
+                code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount, code.co_nlocals, code.co_stacksize
+        ) == (argcount, posonly, kwonly, nlocals, stacksize) and (code.co_flags | _FREE_FLAGS) == (flags | _FREE_FLAGS):  # fmt: skip
+            return True
+    return False
 
 
 def _fingerprint():
