@@ -331,3 +331,18 @@ def test_an_sdist_comes_straight_from_the_configured_index_with_its_hash_checked
             sources._from_simple_index("shout", "9.9", tmp_path)
     finally:
         server.shutdown()
+
+
+def test_windows_line_ends_and_a_release_without_tests_do_not_break_the_task(tmp_path):
+    seed = Snapshot("1", "Release 1", files={"shout.py": "def shout(text):\r\n    return text\r\n",
+                                             "tests/test_shout.py": "from shout import shout\n\n\ndef test_same():\n    assert shout('a') == 'a'\n"})  # fmt: skip
+    bare = Snapshot("2", "Release 2", files={"shout.py": "def shout(text):\r\n    return text + ''\r\n"})  # its sdist left the tests out
+    step = Snapshot("3", "Release 3", files={"shout.py": "def shout(text):\r\n    return text.upper()\r\n",
+                                             "tests/test_shout.py": "from shout import shout\n\n\ndef test_upper():\n    assert shout('a') == 'A'\n"})  # fmt: skip
+    from stamina_gym.mining.sources import _keep
+
+    files = [{rel: _keep(rel, text.encode()) for rel, text in s.files.items()} for s in (seed, bare, step)]
+    snapshots = [Snapshot(s.ref, s.title, files=f) for s, f in zip((seed, bare, step), files)]
+    result = mine(snapshots, tmp_path / "shout", runs=1)
+    assert result.candidates == 1 and len(result.kept) == 1
+    assert validate_task(load_task_dir(result.task)) == []

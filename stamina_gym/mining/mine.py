@@ -191,7 +191,9 @@ def mine(
         for fix in fixes:
             fix.apply(files)
         trees.append(split(files))
-    candidates = [i for i in range(1, len(trees)) if trees[i][0] != trees[i - 1][0] and trees[i][1] != trees[i - 1][1]]
+    # A step whose tests are gone (an sdist that left them out) changes no test: no candidate.
+    candidates = [i for i in range(1, len(trees))
+                  if trees[i][1] and trees[i][0] != trees[i - 1][0] and trees[i][1] != trees[i - 1][1]]  # fmt: skip
     if not candidates:
         raise ConfigError("no step of the history changes both the product and its tests: nothing to mine")
     out.mkdir(parents=True, exist_ok=True)

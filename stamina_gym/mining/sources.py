@@ -40,11 +40,12 @@ def _matches(rel: str, pattern: str) -> bool:
 
 
 def _keep(rel: str, data: bytes) -> str | None:
-    """The text of a file worth keeping, else None."""
+    """The text of a file worth keeping, with its line ends made ``\n`` (a task's patches
+    are read as text, which folds ``\r\n``), else None."""
     if len(data) > MAX_FILE_BYTES or any(_matches(rel, pattern) for pattern in NOISE):
         return None
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8").replace("\r\n", "\n")
     except UnicodeDecodeError:
         return None
 
