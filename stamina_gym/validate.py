@@ -89,13 +89,14 @@ def validate_task(
         workspace = Workspace(root / "ws", task.seed_dir)
         workspace.reset()
         states = _replayed(task, params, workspace, problems)
+        broken: set[str] = set()  # earlier tests already reported broken: said once, at the first turn that breaks them
         for state in range(len(task.turns) + 1):
             if state > 0 and next(states, None) is None:
                 break
             if state < first - 1:
                 continue
             sandbox.prepare(workspace.path)
-            found = _check_state(task, state, workspace, sandbox, root, params)
+            found = _check_state(task, state, workspace, sandbox, root, params, broken)
             tree: dict[str, str] = {}
             if state > 0:
                 turn, tree = task.turns[state - 1], _texts(workspace)
@@ -177,7 +178,8 @@ def _check_conventions(task: Task, turn: Turn, workspace: Workspace, tree: Mappi
     return problems
 
 
-def _check_state(task: Task, state: int, workspace: Workspace, sandbox: Sandbox, root: Path, params: dict) -> list[Problem]:
+def _check_state(task: Task, state: int, workspace: Workspace, sandbox: Sandbox, root: Path, params: dict,
+                 broken: set[str] | None = None) -> list[Problem]:  # fmt: skip
     turns = task.turns[: min(state + 1, len(task.turns))]
     hidden = run_hidden_tests(source=workspace.path, task=task, turns=turns, sandbox=sandbox, scratch=root, timeout=600,
                               params=params, report_dropped=True)  # fmt: skip
@@ -186,10 +188,20 @@ def _check_state(task: Task, state: int, workspace: Workspace, sandbox: Sandbox,
         return [Problem(state, f"the hidden tests did not run: {hidden.problem}\n{output}")]
     problems = _uncollected(turns, hidden.dropped)
     if state > 0:
-        must_pass = [*task.turns[state - 1].test_ids, *task.regression_ids(state)]
-        for tid, outcome in by_base_id(hidden.outcomes, must_pass).items():
+        own = task.turns[state - 1].test_ids
+        for tid, outcome in by_base_id(hidden.outcomes, own).items():
             if outcome.status != "passed":
                 problems.append(Problem(state, f"{tid} should pass after the reference patch: {outcome.status} {outcome.message}"))
+        broken = set() if broken is None else broken
+        earlier = by_base_id(hidden.outcomes, task.regression_ids(state))
+        newly = [tid for tid, outcome in earlier.items() if outcome.status != "passed" and tid not in broken]
+        if newly:
+            broken.update(newly)
+            first = earlier[newly[0]]
+            problems.append(Problem(state, (
+                f"the reference patch breaks {len(newly)} earlier test(s): {', '.join(newly[:8])}"
+                f"{' ...' if len(newly) > 8 else ''} (first: {first.status} {first.message[:200]}). If this turn changes "
+                f"that requirement, add them to its retires: [{', '.join(newly)}]")))  # fmt: skip
     if state < len(task.turns):
         following = task.turns[state]
         for tid, outcome in by_base_id(hidden.outcomes, following.test_ids).items():

@@ -60,7 +60,10 @@ def test_validator_catches_a_patch_that_breaks_earlier_tests(tmp_path):
     patch = root / "turns/02-mul/reference.patch"
     patch.write_text(patch.read_text().replace("+def mul(a, b):", "+add = None\n+\n+\n+def mul(a, b):"))
     problems = [str(p) for p in validate_task(load_task_dir(root))]
-    assert any("test_add_small should pass" in p for p in problems), problems
+    broken = [p for p in problems if "breaks" in p]
+    assert len(broken) == 1 and broken[0].startswith("turn 2: the reference patch breaks 2 earlier test(s): "
+                                                     "01-add/test_add.py::test_add_small, 01-add/test_add.py::test_add_negative"), problems
+    assert "add them to its retires: [01-add/test_add.py::test_add_small, 01-add/test_add.py::test_add_negative]" in broken[0]
 
 
 def test_validator_catches_a_retire_of_nothing(tmp_path):
