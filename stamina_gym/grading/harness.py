@@ -590,7 +590,7 @@ def _child(shard, result_fd, log_fd, go_fd, pytest, sha256, grade=None):
     armed = [False]
     support = _support_code(os.path.join(grade, "support")) if grade else {}
     plugin, ours = _plugin(send, armed, frozenset(shard.get("keep") or ()), bool(shard.get("keep")), pytest, support,
-                           bool(shard.get("report_dropped")))  # fmt: skip
+                           bool(shard.get("report_dropped")), os.path.join(grade, "") if grade else "")  # fmt: skip
     sys.addaudithook(_audit_hook(send, armed, frozenset(map(id, ours))))
     sys.argv = ["pytest"]
     try:
@@ -614,11 +614,14 @@ def _signer(fd, key, sha256):
     return send
 
 
-def _plugin(send, armed, keep, filtering, pytest, support, report_dropped=False):
+def _plugin(send, armed, keep, filtering, pytest, support, report_dropped=False, grade=""):
     """The harness's pytest plugin: a module object of hook functions whose state sits in
     their default arguments (reading those is an audited event). ``support`` is what
     ``_support_code`` read of the task's test support; with ``report_dropped`` the tests
-    collected but not kept are named (``dropped``), for a validator."""
+    collected but not kept are named (``dropped``), for a validator. Every module of the
+    grading folder (``grade``: hidden test modules, their helpers, the support) has its
+    functions and classes fingerprinted as soon as a test module is collected, and
+    compared after collection and at the end: a helper a test calls cannot be rebound."""
     import types
     import unittest
 
@@ -647,16 +650,25 @@ def _plugin(send, armed, keep, filtering, pytest, support, report_dropped=False)
         for item in items:
             _functions[id(item)] = (item, _unwrap(getattr(item, "obj", None)))
 
+    hidden = {}
+
+    def pytest_make_collect_report(collector, _state=state, _hidden=hidden, _grade=grade, _take=_take_hidden_prints):
+        yield
+        if _state["snapshot"] is not None and _grade:
+            _take(_hidden, _grade)
+
     def pytest_collection_finish(session, _state=state, _send=send, _diff=_changed, _support=support,
-                                 _check=_support_changed, _prints=_support_prints):  # fmt: skip
+                                 _check=_support_changed, _prints=_support_prints, _hidden=hidden,
+                                 _rebound=_callables_rebound):  # fmt: skip
         if _state["snapshot"] is not None:
-            _send("integrity", *_diff(_state["snapshot"]), *_check(_support))
+            _send("integrity", *_diff(_state["snapshot"]), *_check(_support), *_rebound(_hidden))
             _state["support"] = _prints(_support)
 
     def pytest_sessionfinish(session, _state=state, _send=send, _diff=_changed, _support=support,
-                             _check=_support_changed):  # fmt: skip
+                             _check=_support_changed, _hidden=hidden, _rebound=_callables_rebound):  # fmt: skip
         if _state["snapshot"] is not None:  # before pytest unconfigures (and undoes its own patches)
-            _send("integrity", *_diff(_state["snapshot"]), *_check(_support), *_diff(_state.get("support") or ()))
+            _send("integrity", *_diff(_state["snapshot"]), *_check(_support), *_diff(_state.get("support") or ()),
+                  *_rebound(_hidden))  # fmt: skip
 
     def before(item, _functions=functions, _send=send, _unwrap=_unwrap, _id=id, _str=str):
         """The test function to call, after checking it is the one collected."""
@@ -724,6 +736,7 @@ def _plugin(send, armed, keep, filtering, pytest, support, report_dropped=False)
 
     hooks = {name: value for name, value in locals().items() if name.startswith("pytest_")}
     hooks["pytest_sessionfinish"] = pytest.hookimpl(trylast=True)(hooks["pytest_sessionfinish"])
+    hooks["pytest_make_collect_report"] = pytest.hookimpl(hookwrapper=True)(hooks["pytest_make_collect_report"])
     for name in ("pytest_collection_modifyitems", "pytest_collection_finish",
                  "pytest_runtest_logreport", "pytest_collectreport"):  # fmt: skip
         hooks[name] = pytest.hookimpl(hooks[name])
@@ -915,6 +928,36 @@ def _support_changed(support):
 def _support_prints(support):
     """``_fingerprint``'s prints of the imported support modules and their classes."""
     return tuple(print_ for name in support if sys.modules.get(name) is not None for print_ in _prints_of(name, sys.modules[name]))
+
+
+def _take_hidden_prints(store, grade):
+    """Fingerprint the functions and classes of every module from the grading folder
+    (``grade`` ends with a separator) that is new in ``sys.modules``."""
+    import types
+
+    kinds = (types.FunctionType, type)
+    members = (types.FunctionType, staticmethod, classmethod, property)
+    for name, module in list(sys.modules.items()):
+        if name in store or not str(getattr(module, "__file__", None) or "").startswith(grade):
+            continue
+        namespace = getattr(module, "__dict__", {})
+        prints = [(name, namespace, {a: v for a, v in namespace.items() if isinstance(v, kinds)})]
+        for attr, value in list(namespace.items()):
+            if isinstance(value, type) and getattr(value, "__module__", None) == name:
+                prints.append((f"{name}.{attr}", value.__dict__, {a: v for a, v in value.__dict__.items() if isinstance(v, members)}))
+        store[name] = prints
+
+
+def _callables_rebound(store):
+    """The functions and classes of the fingerprinted grading modules that are not the
+    objects they were."""
+    changed = []
+    for prints in list(store.values()):
+        for label, namespace, recorded in prints:
+            for attr, old in recorded.items():
+                if namespace.get(attr) is not old:
+                    changed.append(f"{label}.{attr} was rebound")
+    return changed
 
 
 def _is_submodule(label, attr, value):
