@@ -46,7 +46,7 @@ def cmd_mine(args: argparse.Namespace) -> int:
         name = args.source.removeprefix("pypi:")
         if not args.versions:
             raise ConfigError("pypi sources need --versions FIRST:LAST or a list of releases")
-        versions = _versions(name, args.versions, index_versions)
+        versions = expand_versions(name, args.versions, index_versions)
         snapshots = pypi_snapshots(name, versions, Path(args.cache), progress)
     else:
         if not args.seed:
@@ -67,7 +67,7 @@ def cmd_mine(args: argparse.Namespace) -> int:
     return 0 if not problems else 1
 
 
-def _versions(name: str, wanted: list[str], listing) -> list[str]:
+def expand_versions(name: str, wanted: list[str], listing) -> list[str]:
     """``FIRST:LAST`` expanded over the index's releases, or the list as given."""
     from packaging.version import Version
 
