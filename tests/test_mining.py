@@ -194,6 +194,8 @@ def test_the_mined_task_is_valid_and_its_prompts_name_what_the_tests_use(mined):
     feature = task.turns[0]
     assert feature.spec.kind == "feature" and feature.spec.paths == ("shop/cart.py",)
     assert all("`discount`" in prompt for prompt in feature.spec.prompts)
+    assert "This adds `Cart.discount`." in feature.spec.prompts[0] and "A cart takes a discount in percent." in feature.spec.prompts[0]
+    assert "discount 80; no discount keeps the price" in feature.spec.prompts[1]  # what the tests check, from their names
     assert task.turns[3].spec.kind == "bugfix" and task.turns[1].spec.kind == "refactor"
     # the rename refactors the feature's module; the fix mends what features built
     assert [t.spec.sequence for t in task.turns] == [None, "implement-refactor", None, "feature-fix"]
@@ -346,3 +348,13 @@ def test_windows_line_ends_and_a_release_without_tests_do_not_break_the_task(tmp
     result = mine(snapshots, tmp_path / "shout", runs=1)
     assert result.candidates == 1 and len(result.kept) == 1
     assert validate_task(load_task_dir(result.task)) == []
+
+
+def test_a_releases_changelog_entry_is_found_in_a_changelog_or_the_readmes_history():
+    from stamina_gym.mining.sources import _changelog_entry
+
+    readme = "Intro\n\nVersion history\n---------------\n\n- 1.9.0 We now honor width specifiers\n  when parsing.\n- 1.8.4 Fixed a crash.\n"
+    assert _changelog_entry({"README.rst": readme}, "1.9.0") == "We now honor width specifiers\n  when parsing."
+    changes = "v5.3.0 (2023-01-22)\n===================\n\n- Add ``cache_info()``.\n\nv5.2.1 (2023-01-08)\n===\n\n- Fix.\n"
+    assert _changelog_entry({"CHANGELOG.rst": changes, "README.rst": readme}, "5.3.0") == "- Add ``cache_info()``."
+    assert _changelog_entry({"README.rst": readme}, "2.0.0") == ""

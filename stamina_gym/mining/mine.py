@@ -439,7 +439,7 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
     yet told."""
     previous = 0
     history: list[tuple[str, list[str]]] = []
-    for index, turn_id, _ in kept:
+    for index, turn_id, tests in kept:
         snapshot = snapshots[index]
         folder = out / "turns" / turn_id
         spec = yaml.safe_load((folder / "turn.yaml").read_text(encoding="utf-8"))
@@ -456,7 +456,7 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         task = load_task_dir(out)
         turn = next(t for t in task.turns if t.id == turn_id)
         missing = [use for use, where in interfaces.contract(task, turn, trees[index][0], {}) if where is None]
-        spec["prompts"] = _prompts(snapshot, changed, missing)
+        spec["prompts"] = _prompts(snapshot, changed, missing, _new_public_names(before, after), tests)
         (folder / "turn.yaml").write_text(REVIEW_NOTE + yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=100),
                                           encoding="utf-8")  # fmt: skip
         previous = index
@@ -467,16 +467,67 @@ def _spelt(use: interfaces.Use) -> str:
     return f"`{use.name}=`" if use.kind in ("keyword", "field") else f"`{use.name}`"
 
 
-def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfaces.Use]) -> list[str]:
+def _new_public_names(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
+    """Public functions, classes and methods the product defines after a step and did
+    not before (``Class.method``, ``function``), in file order."""
+
+    def defined(files: Mapping[str, str]) -> list[str]:
+        names = []
+        for rel, text in sorted(files.items()):
+            if not rel.endswith(".py"):
+                continue
+            try:
+                tree = ast.parse(text)
+            except SyntaxError:
+                continue
+            for node in tree.body:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
+                    names.append(node.name)
+                    if isinstance(node, ast.ClassDef):
+                        names += [f"{node.name}.{item.name}" for item in node.body
+                                  if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and not item.name.startswith("_")]  # fmt: skip
+        return names
+
+    old = set(defined(before))
+    return list(dict.fromkeys(name for name in defined(after) if name not in old))
+
+
+def _behaviours(tests: Sequence[str]) -> list[str]:
+    """What the turn's tests check, in words taken from their names
+    (``TestParse::test_width_str`` -> ``width str``)."""
+    words = []
+    for tid in tests:
+        name = tid.rsplit("::", 1)[-1]
+        text = re.sub(r"^test_?", "", name).replace("_", " ").strip()
+        if text:
+            words.append(text)
+    return list(dict.fromkeys(words))
+
+
+def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfaces.Use], added: Sequence[str],
+             tests: Sequence[str]) -> list[str]:  # fmt: skip
+    """Two drafts of the turn's request: the message or changelog entry, the public names
+    the step adds, what its tests check (from their names), the files, and every name the
+    tests use that the agent was not yet told."""
     names = ", ".join(dict.fromkeys(_spelt(use) for use in missing))
     body = snapshot.message.strip()
     where = ", ".join(f"`{p}`" for p in paths[:8]) + (" and more" if len(paths) > 8 else "")
-    first = f"{snapshot.title}." + (f"\n\n{body}" if body else "") + (f"\n\nThis concerns {where}." if where else "")
+    new = ", ".join(f"`{name}`" for name in added[:10])
+    checks = "; ".join(_behaviours(tests)[:10])
+    first = f"{snapshot.title}." + (f"\n\n{body}" if body else "")
+    if new:
+        first += f"\n\nThis adds {new}."
+    if checks:
+        first += f"\n\nWhat must hold afterwards: {checks}."
+    if where:
+        first += f"\n\nThis concerns {where}."
     if names:
         first += f" The change involves {names}."
     second = f"Next change for the project: {snapshot.title[:1].lower()}{snapshot.title[1:]}." + (f"\n\nDetails:\n{body}" if body else "")
-    if names:
-        second += f"\n\nPlease make sure these work as described: {names}."
+    if checks:
+        second += f"\n\nI will check these behaviours: {checks}."
+    if new or names:
+        second += f"\n\nPlease make sure these exist and work as described: {', '.join(filter(None, [new, names]))}."
     if where:
         second += f" Files likely involved: {where}."
     return [first, second]

@@ -233,26 +233,30 @@ def _unpack(archive: Path) -> dict[str, str]:
     return files
 
 
-_CHANGELOGS = re.compile(r"^(CHANGE|CHANGES|CHANGELOG|HISTORY|NEWS|RELEASE)", re.IGNORECASE)
+_CHANGELOGS = re.compile(r"^(docs?/)?(CHANGE|CHANGES|CHANGELOG|HISTORY|NEWS|RELEASE|README)", re.IGNORECASE)
 
 
 def _changelog_entry(files: dict[str, str], version: str) -> str:
-    """The section of the project's changelog about ``version``: from the line that
-    names it to the next line that names another version."""
-    for rel in sorted(files, key=len):
-        if "/" in rel or not _CHANGELOGS.match(rel):
-            continue
+    """The section of the project's changelog about ``version`` (a changelog, history or
+    news file, else the README's version history): from the line that names it, with that
+    line's own text after the version, to the next line that names another version."""
+    heading = re.compile(rf"(^|[^\w.])v?{re.escape(version)}($|[^\w.])")
+    other = re.compile(r"^\W{0,4}v?\d+\.\d+(\.\d+)*\b")
+    readme_last = sorted((rel for rel in files if _CHANGELOGS.match(rel) and rel.count("/") <= 1),
+                         key=lambda rel: ("README" in rel.upper(), rel.count("/"), len(rel)))  # fmt: skip
+    for rel in readme_last:
         lines = files[rel].splitlines()
-        heading = re.compile(rf"(^|[^\w.]){re.escape(version)}($|[^\w.])")
-        other = re.compile(r"^\W{0,4}v?\d+\.\d+(\.\d+)*\b")
         for start, line in enumerate(lines):
-            if heading.search(line) and len(line) < 80:
-                entry = []
-                for follow in lines[start + 1 :]:
-                    if other.match(follow) and version not in follow:
-                        break
-                    entry.append(follow)
-                text = "\n".join(line for line in entry if not set(line.strip()) <= set("=-~^*#")).strip()
-                if text:
-                    return text[:2000]
+            found = heading.search(line)
+            if not found or len(line) > 100:
+                continue
+            own = line[found.end() :].strip(" -:*)(").strip()
+            entry = [own] if own and not re.fullmatch(r"[\W\d-]*|\(?[\d-]{8,}\)?", own) else []
+            for follow in lines[start + 1 :]:
+                if other.match(follow) and version not in follow:
+                    break
+                entry.append(follow)
+            text = "\n".join(line for line in entry if not set(line.strip()) <= set("=-~^*#")).strip()
+            if text:
+                return text[:2000]
     return ""
