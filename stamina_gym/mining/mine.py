@@ -457,8 +457,7 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         turn = next(t for t in task.turns if t.id == turn_id)
         missing = [use for use, where in interfaces.contract(task, turn, trees[index][0], {}) if where is None]
         spec["prompts"] = _prompts(snapshot, changed, missing, _new_public_names(before, after), tests)
-        (folder / "turn.yaml").write_text(REVIEW_NOTE + yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, width=100),
-                                          encoding="utf-8")  # fmt: skip
+        (folder / "turn.yaml").write_text(REVIEW_NOTE + _dump(spec), encoding="utf-8")
         previous = index
 
 
@@ -530,7 +529,7 @@ def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfa
         second += f"\n\nPlease make sure these exist and work as described: {', '.join(filter(None, [new, names]))}."
     if where:
         second += f" Files likely involved: {where}."
-    return [first, second]
+    return ["\n".join(line.rstrip() for line in text.strip().splitlines()) for text in (first, second)]
 
 
 # -- trees ----------------------------------------------------------------------------------
@@ -549,9 +548,21 @@ def _write_tree(root: Path, files: Mapping[str, str]) -> None:
         path.write_text(text, encoding="utf-8")
 
 
+class _Dumper(yaml.SafeDumper):
+    """Multi-line texts (prompts) as literal blocks, as a reviewer edits them."""
+
+
+_Dumper.add_representer(str, lambda dumper, text: dumper.represent_scalar(
+    "tag:yaml.org,2002:str", text, style="|" if "\n" in text else None))  # fmt: skip
+
+
+def _dump(data: dict) -> str:
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+
+
 def _write_yaml(path: Path, data: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8")
+    path.write_text(_dump(data), encoding="utf-8")
 
 
 def diff_trees(before: Mapping[str, str], after: Mapping[str, str]) -> str:
