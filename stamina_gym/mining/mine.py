@@ -12,7 +12,7 @@ state after:
   turn failed before only because its module did not import there (it imports a name the
   step adds), and is one only when the turn has no other (a refactor that renames);
 * tests whose outcome differs between runs are flaky: dropped and listed;
-* tests of earlier kept turns that fail at this state are proposed as ``retires``.
+* tests of earlier kept turns that fail at this state (run once) are proposed as ``retires``.
 
 A candidate with no fail-to-pass test is dropped, with the reason, and its product change
 folds into the next kept turn's patch. Prompts are drafted from the commit message or
@@ -268,13 +268,17 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
         if not ids:
             step.reason = "its test files hold no test"
             return step
-        outcomes_before = [_run(task, [turn], before, scratch, sandbox, timeout, None) for _ in range(runs)]
-        outcomes_after = [_run(task, [*earlier, turn], after, scratch, sandbox, timeout, [*keep_earlier, *ids]) for _ in range(runs)]
-        if any(o is None for o in outcomes_before + outcomes_after):
-            step.reason = "the tests did not run in the sandbox"
+        try:
+            outcomes_before = [_run(task, [turn], before, scratch, sandbox, timeout, None) for _ in range(runs)]
+            # The earlier turns' tests run once (for retires), the step's own every time.
+            outcomes_after = [_run(task, [*earlier, turn] if n == 0 else [turn], after, scratch, sandbox, timeout,
+                                   [*keep_earlier, *ids] if n == 0 else None) for n in range(runs)]  # fmt: skip
+        except _Void as exc:  # e.g. hypothesis tracing a failing test, which the audit hook stops
+            step.reason = f"the grader voided a run of its tests: {exc}"
             return step
         status_before = [by_base_id(o, ids) for o in outcomes_before]
-        status_after = [by_base_id(o, [*keep_earlier, *ids]) for o in outcomes_after]
+        status_after = [by_base_id(o, ids) for o in outcomes_after]
+        earlier_after = by_base_id(outcomes_after[0], keep_earlier)
         unchanged = _unchanged_tests(trees[state][1], trees[index][1], ids, turn_id)
         fail_to_pass = []
         for tid in ids:
@@ -291,9 +295,7 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
         # other, as in a refactor that renames a module, whose import is the requirement.
         step.tests = [tid for tid in fail_to_pass if tid not in unchanged] or fail_to_pass
         step.import_only = [tid for tid in fail_to_pass if tid not in step.tests]
-        for tid in keep_earlier:
-            if all(s[tid].status != "passed" for s in status_after):
-                step.retires.append(tid)
+        step.retires = [tid for tid in keep_earlier if earlier_after[tid].status != "passed"]
         if not step.tests:
             step.reason = _no_tests_reason(step, ids, unchanged)
             return step
@@ -320,6 +322,10 @@ def _no_tests_reason(step: Step, ids: list[str], unchanged: set[str]) -> str:
     return "; ".join(parts)
 
 
+class _Void(Exception):
+    """A run of a step's tests that the grader voided (its reason is the message)."""
+
+
 def _run(task: Task, turns, tree: Mapping[str, str], scratch: Path, sandbox: Sandbox, timeout: float, only):
     source = Path(tempfile.mkdtemp(prefix="state-", dir=scratch))
     try:
@@ -328,7 +334,7 @@ def _run(task: Task, turns, tree: Mapping[str, str], scratch: Path, sandbox: San
         hidden = run_hidden_tests(source=source, task=task, turns=turns, sandbox=sandbox, scratch=scratch, timeout=timeout,
                                   only=only, workers=1)  # fmt: skip
         if hidden.outcomes is None or hidden.evidence:
-            return None
+            raise _Void("; ".join([*hidden.evidence[:2], hidden.problem[:200]]).strip("; ") or "no report")
         return hidden.outcomes
     finally:
         shutil.rmtree(source, ignore_errors=True)
