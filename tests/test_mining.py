@@ -90,6 +90,14 @@ def test_lucky():
     import os
 
     assert os.urandom(1)[0] < 128
+
+
+from hypothesis import given, strategies
+
+
+@given(strategies.integers(min_value=0, max_value=0))
+def test_an_empty_total_for_any_empty_cart(_):
+    assert Cart().total() == 0
 """
 
 
@@ -172,6 +180,8 @@ def test_the_tests_that_fail_before_and_pass_after_become_the_turns_own(mined):
     assert [t.split("::", 1)[1] for t in fix.tests] == ["test_empty_total_is_zero"]  # the flaky one is never the turn's
     assert not any("test_lucky" in t for step in result.kept for t in step.tests)
     assert any("test_lucky" in t for t in fix.flaky + fix.not_running)
+    # hypothesis would trace a failing example, which the grader stops: never a turn's test
+    assert [t.split("::", 1)[1] for t in fix.hypothesis] == ["test_an_empty_total_for_any_empty_cart"]
 
 
 def test_a_changed_requirement_retires_the_earlier_test_it_contradicts(mined):

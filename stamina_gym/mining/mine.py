@@ -137,6 +137,9 @@ class Step:
     """Tests that do not pass at the step itself in the grading layout (a fixture of the
     project's conftest.py, a dependency the sandbox lacks): left out."""
     retires: list[str] = field(default_factory=list)
+    hypothesis: list[str] = field(default_factory=list)
+    """Tests hypothesis drives (``@given``), never run nor kept: when one fails, hypothesis
+    traces the failing example, which the grader's audit hook takes for tampering."""
     import_only: list[str] = field(default_factory=list)
     """Unchanged tests that failed before only because their module did not import (it
     imports a name the step adds): left to the turn's other tests."""
@@ -264,15 +267,21 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
         turn = task.turns[-1]
         earlier = list(task.turns[:-1])
         keep_earlier = list(task.regression_ids(turn.index))  # earlier turns' tests still in force
-        ids = list(turn.collected)
+        sources = _TestSources(trees[index][1])
+        ids = []
+        for tid in turn.collected:
+            rel, *names = tid.removeprefix(f"{turn_id}/").split("::")
+            # Failing, a hypothesis test traces its example (sys.settrace), which the
+            # grader takes for tampering: an honest agent would be paid as a forger.
+            (step.hypothesis if sources.uses_hypothesis(rel, names) else ids).append(tid)
         if not ids:
-            step.reason = "its test files hold no test"
+            step.reason = "its test files hold no test" + (" hypothesis does not drive" if step.hypothesis else "")
             return step
         try:
-            outcomes_before = [_run(task, [turn], before, scratch, sandbox, timeout, None) for _ in range(runs)]
+            outcomes_before = [_run(task, [turn], before, scratch, sandbox, timeout, ids) for _ in range(runs)]
             # The earlier turns' tests run once (for retires), the step's own every time.
             outcomes_after = [_run(task, [*earlier, turn] if n == 0 else [turn], after, scratch, sandbox, timeout,
-                                   [*keep_earlier, *ids] if n == 0 else None) for n in range(runs)]  # fmt: skip
+                                   [*keep_earlier, *ids] if n == 0 else ids) for n in range(runs)]  # fmt: skip
         except _Void as exc:  # e.g. hypothesis tracing a failing test, which the audit hook stops
             step.reason = f"the grader voided a run of its tests: {exc}"
             return step
@@ -360,6 +369,12 @@ class _TestSources:
         self.files = files
         self._parsed: dict[str, dict[tuple[str, ...], str]] = {}
         self._methods: dict[str, list[str]] | None = None
+        self._given: set[tuple[str, ...]] = set()
+        """(file, name...) of the tests hypothesis drives (``@given``)."""
+
+    def uses_hypothesis(self, rel: str, names: Sequence[str]) -> bool:
+        self._index(rel)
+        return (rel, *names) in self._given
 
     def _index(self, rel: str) -> dict[tuple[str, ...], str]:
         if rel not in self._parsed:
@@ -369,13 +384,20 @@ class _TestSources:
                 tree = ast.parse(text)
             except SyntaxError:
                 tree = ast.Module(body=[], type_ignores=[])
+            def given(node: ast.AST) -> bool:
+                return any(re.search(r"\bgiven\b", ast.unparse(d)) for d in getattr(node, "decorator_list", []))
+
             for node in tree.body:
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     found[(node.name,)] = ast.get_source_segment(text, node) or ""
+                    if given(node):
+                        self._given.add((rel, node.name))
                 elif isinstance(node, ast.ClassDef):
                     for item in node.body:
                         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                             found[(node.name, item.name)] = ast.get_source_segment(text, item) or ""
+                            if given(item):
+                                self._given.add((rel, node.name, item.name))
             self._parsed[rel] = found
         return self._parsed[rel]
 
