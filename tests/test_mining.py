@@ -220,8 +220,11 @@ def test_the_mined_task_is_valid_and_its_prompts_name_what_the_tests_use(mined):
 def test_imports_of_the_tests_package_become_relative():
     text = "from tests import Mixin\nfrom tests.helpers import (a,\n    b)\nimport tests.util as u\nfrom shop import x\n"
     assert relative_imports(text, "tests", 0) == "from . import Mixin\nfrom .helpers import a, b\nfrom . import util as u\nfrom shop import x\n"
-    product, tests = split({"shop/a.py": "A = 1\n", "tests/sub/test_b.py": "from tests.sub.helpers import h\n", "docs/x.md": "x"})
-    assert product == {"shop/a.py": "A = 1\n"} and tests == {"sub/test_b.py": "from ..sub.helpers import h\n"}
+    product, tests = split({"shop/a.py": "A = 1\n", "tests/sub/test_b.py": "from tests.sub.helpers import h\n", "docs/x.md": "x",
+                            "shop/test_tools.py": "class TestCase:\n    pass\n", "test_top.py": "def test_x():\n    pass\n"})  # fmt: skip
+    # a module named like a test that holds none is the product's (markdown.test_tools)
+    assert product == {"shop/a.py": "A = 1\n", "shop/test_tools.py": "class TestCase:\n    pass\n"}
+    assert tests == {"sub/test_b.py": "from ..sub.helpers import h\n", "test_top.py": "def test_x():\n    pass\n"}
 
 
 def test_source_fixes_apply_to_every_snapshot_and_are_recorded(tmp_path):

@@ -35,7 +35,7 @@ from typing import Callable, Mapping, Sequence
 
 import yaml
 
-from stamina_gym import interfaces
+from stamina_gym import collection, interfaces
 from stamina_gym.config import SandboxConfig
 from stamina_gym.errors import ConfigError
 from stamina_gym.grading.grade import by_base_id
@@ -51,11 +51,19 @@ NOT_PRODUCT = re.compile(r"^(docs?|doc-src|examples?|benchmarks?)/|^(CHANGE|CHAN
 REVIEW_NOTE = "# Drafted by stamina-gym mine from the project's history: review the prompts before use.\n"
 
 
-def is_test_file(rel: str) -> bool:
+def is_test_file(rel: str, text: str = "") -> bool:
+    """A file under a tests folder, a ``conftest.py``, or one named like a test module that
+    holds tests (``markdown/test_tools.py`` holds none: it is the product's)."""
     parts = PurePosixPath(rel).parts
     name = parts[-1]
-    return any(part in TEST_FOLDERS for part in parts[:-1]) or name.startswith("test_") or name.endswith("_test.py") \
-        or name == "conftest.py"  # fmt: skip
+    if any(part in TEST_FOLDERS for part in parts[:-1]) or name == "conftest.py":
+        return True
+    if not (name.startswith("test_") or name.endswith("_test.py")):
+        return False
+    try:
+        return not name.endswith(".py") or bool(collection.collect(None, text, ()).ids)
+    except SyntaxError:
+        return True
 
 
 def split(files: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
@@ -66,7 +74,7 @@ def split(files: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
     a module of that name from the agent's tree."""
     product, tests = {}, {}
     for rel, text in files.items():
-        if is_test_file(rel):
+        if is_test_file(rel, text):
             parts = PurePosixPath(rel).parts
             cut = next((i for i, part in enumerate(parts[:-1]) if part in TEST_FOLDERS), None)
             inner = "/".join(parts[cut + 1 :]) if cut is not None else rel
