@@ -283,7 +283,7 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
             # grader takes for tampering: an honest agent would be paid as a forger.
             (step.hypothesis if sources.uses_hypothesis(rel, names) else ids).append(tid)
         if not ids:
-            step.reason = "its test files hold no test" + (" hypothesis does not drive" if step.hypothesis else "")
+            step.reason = "its test files hold no test" + (" but hypothesis-driven ones" if step.hypothesis else "")
             return step
         try:
             outcomes_before = [_run(task, [turn], before, scratch, sandbox, timeout, ids) for _ in range(runs)]
