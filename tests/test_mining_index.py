@@ -20,10 +20,11 @@ pytestmark = [pytest.mark.index, pytest.mark.slow]
 
 #: Package, release range, source fixes: a module and its test file (parse), unittest
 #: classes with mixins in the tests package and code older than today's Python
-#: (cachetools, whose early releases need one declared fix), data-driven tests over many
-#: small releases (wcwidth).
+#: (cachetools, whose early releases need one declared fix), subtests, unittest.mock and
+#: a 600-test module over a src layout (more-itertools).
 MUTABLE_MAPPING = SourceFix(path="**/*.py", old="collections.MutableMapping", new="collections.abc.MutableMapping")
-PACKAGES = [("parse", "1.8.0:1.22.4", []), ("cachetools", "2.0.0:6.0.0", [MUTABLE_MAPPING]), ("wcwidth", "0.2.6:0.9.4", [])]
+PACKAGES = [("parse", "1.8.0:1.22.4", []), ("cachetools", "2.0.0:6.0.0", [MUTABLE_MAPPING]),
+            ("more-itertools", "8.6.0:10.8.0", [])]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +35,7 @@ def index():
         pytest.skip(f"the package index does not answer: {run.stderr.strip()[-200:]}")
 
 
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(1800)
 @pytest.mark.parametrize("name, versions, fixes", PACKAGES, ids=[name for name, _, _ in PACKAGES])
 def test_a_real_package_mines_into_a_valid_long_task(index, tmp_path, name, versions, fixes):
     releases = expand_versions(name, [versions], index_versions)

@@ -349,7 +349,7 @@ def _run(task: Task, turns, tree: Mapping[str, str], scratch: Path, sandbox: San
         _write_tree(source, tree)
         sandbox.prepare(source)
         hidden = run_hidden_tests(source=source, task=task, turns=turns, sandbox=sandbox, scratch=scratch, timeout=timeout,
-                                  only=only, workers=1)  # fmt: skip
+                                  only=only)  # fmt: skip
         if hidden.outcomes is None or hidden.evidence:
             raise _Void("; ".join([*hidden.evidence[:2], hidden.problem[:200]]).strip("; ") or "no report")
         return hidden.outcomes
