@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.index, pytest.mark.slow]
 #: Package, release range, source fixes: a module and its test file (parse), unittest
 #: classes with mixins in the tests package and code older than today's Python
 #: (cachetools, whose early releases need one declared fix), subtests, unittest.mock and
-#: a 600-test module over a src layout (more-itertools).
+#: a 600-test module (more-itertools).
 MUTABLE_MAPPING = SourceFix(path="**/*.py", old="collections.MutableMapping", new="collections.abc.MutableMapping")
 PACKAGES = [("parse", "1.8.0:1.22.4", []), ("cachetools", "2.0.0:6.0.0", [MUTABLE_MAPPING]),
             ("more-itertools", "8.6.0:10.8.0", [])]  # fmt: skip
