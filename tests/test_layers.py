@@ -18,13 +18,13 @@ PACKAGE = Path(stamina_gym.__file__).parent
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("errors", "registry", "safetree", "pyast", "packaged", "text_space", "run_result", "action_text",
               "mutants", "config", "records")),
-    ("task", ("task", "rules", "stamina_gym")),
+    ("task", ("task", "collection", "rules", "stamina_gym")),
     ("judgement", ("grading", "user", "reward")),
     ("execution", ("sandbox", "workspace", "hidden_runner", "agent_runner", "reproduce", "tools", "quality",
                    "interfaces", "costs")),
     ("env", ("env", "chat", "validate", "authoring")),
     ("agents", ("agents",)),
-    ("drivers", ("play", "harness", "rollout", "evaluation", "integrations")),
+    ("drivers", ("play", "harness", "rollout", "evaluation", "integrations", "mining")),
     ("cli", ("cli", "__main__")),
 ]  # fmt: skip
 
