@@ -56,6 +56,11 @@ class Phase(_Strict):
     """Last turn (inclusive)."""
 
 
+def glob_matches(rel: str, pattern: str) -> bool:
+    """``fnmatch`` of a repository path, where a leading ``**/`` also matches at the top."""
+    return fnmatch.fnmatch(rel, pattern) or (pattern.startswith("**/") and fnmatch.fnmatch(rel, pattern[3:]))
+
+
 class SourceFix(_Strict):
     """A substitution applied to every snapshot of a mined project (``stamina-gym mine
     --fix``): historical code that needs a small change to run on today's Python
@@ -67,7 +72,7 @@ class SourceFix(_Strict):
     new: str
 
     def covers(self, rel: str) -> bool:
-        return fnmatch.fnmatch(rel, self.path) or (self.path.startswith("**/") and fnmatch.fnmatch(rel, self.path[3:]))
+        return glob_matches(rel, self.path)
 
     def apply(self, files: dict[str, str]) -> int:
         """Apply to ``files`` (path -> text) in place; the number of files changed."""

@@ -5,7 +5,6 @@ machine's own index configuration applies). Either way the result is a list of
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 import subprocess
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from stamina_gym.errors import ConfigError
+from stamina_gym.task import glob_matches
 
 #: A file larger than this is left out of a snapshot (data, not code).
 MAX_FILE_BYTES = 512 * 1024
@@ -35,14 +35,10 @@ class Snapshot:
     files: dict[str, str] = field(default_factory=dict, repr=False)
 
 
-def _matches(rel: str, pattern: str) -> bool:
-    return fnmatch.fnmatch(rel, pattern) or (pattern.startswith("**/") and fnmatch.fnmatch(rel, pattern[3:]))
-
-
 def _keep(rel: str, data: bytes) -> str | None:
     """The text of a file worth keeping, with its line ends made ``\n`` (a task's patches
     are read as text, which folds ``\r\n``), else None."""
-    if len(data) > MAX_FILE_BYTES or any(_matches(rel, pattern) for pattern in NOISE):
+    if len(data) > MAX_FILE_BYTES or any(glob_matches(rel, pattern) for pattern in NOISE):
         return None
     try:
         return data.decode("utf-8").replace("\r\n", "\n")
