@@ -264,6 +264,12 @@ class QualityConfig(_Strict):
     worker process that is killed at the deadline; a file past it, like one too large to
     analyse, counts as the worst possible file and is named in the grade."""
 
+    review_budget_s: float = Field(120.0, gt=0)
+    """Seconds all the analyses of one submit's review may take together (each file still
+    within ``analysis_budget_s``). Files not analysed by then count as the worst possible
+    file and are named in the grade: a tree of many slow files bounds the submit, not the
+    other way round. The reference's review has no such bound."""
+
     cache_dir: str | None = None
     """Folder for per-file analysis results shared by every process on the machine;
     unset: an in-memory cache shared by the envs of one process."""

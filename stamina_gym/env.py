@@ -35,7 +35,7 @@ from stamina_gym.reward import Judged, submit_terms
 from stamina_gym.sandbox import SANDBOXES, Sandbox
 from stamina_gym.task import load_task
 from stamina_gym.text_space import UnicodeText, as_text
-from stamina_gym.tools import MAX_ACTION_CHARS, Tool, ToolContext, describe_tools, list_files, parse_action
+from stamina_gym.tools import MAX_ACTION_CHARS, SEARCH_TIMEOUT_S, Tool, ToolContext, describe_tools, list_files, parse_action
 from stamina_gym.user import User, UserUnavailable, make_user
 from stamina_gym.user.dialogue import Dialogue
 from stamina_gym.user.templates import pick_values, render_prompt
@@ -43,6 +43,10 @@ from stamina_gym.workspace import Workspace
 
 #: Paths whose change is not a code change (caches the agent's commands leave behind).
 _NOT_CODE = re.compile(r"(^|/)(__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache)/|\.py[co]$")
+
+#: What a step may take beyond the timeouts it runs under: walking, copying, staging and
+#: committing a tree up to the caps on a loaded machine (``StaminaEnv.step_bound_s``).
+STEP_GRACE_S = 30.0
 
 #: What ``sample()`` of the text spaces draws from; observations and actions hold any text
 #: (``stamina_gym.text_space``).
@@ -176,6 +180,18 @@ class StaminaEnv(gym.Env[dict, str]):
     those turns' tests in force as regressions and their memory probes bound; the seed's
     draws (paraphrases, params, regression sample) are those of the episode from turn 1.
 
+    ## Step Time
+    No step raises or hangs, whatever the work tree holds: every walk, copy and stage of
+    the tree is iterative (any depth) and stops at the caps (``workspace.MAX_FILES``
+    entries, ``MAX_BYTES`` bytes; past one, a tool says so in ``error:`` and a submit is a
+    ``resource`` failure). A step of ``tool`` answers within ``step_bound_s(tool)``: the
+    timeouts it runs under plus ``STEP_GRACE_S`` (30 s) for the env's own work on a
+    loaded machine. ``run`` and ``run_tests``: ``sandbox.timeout_s``; ``search``:
+    ``tools.SEARCH_TIMEOUT_S`` (20 s); ``submit``: ``sandbox.grading_timeout_s`` plus
+    ``quality.review_budget_s`` plus the longest reproduction script's timeout (the next
+    turn's prompt runs it); ``ask`` with the LLM user: ``user.llm.timeout_s``; every
+    other tool: the grace alone.
+
     ## Episode End
     Terminated after the last turn's submit. Truncated when a budget runs out: steps in
     a turn (``budgets.max_steps_per_turn``), the episode's wall clock
@@ -299,6 +315,22 @@ class StaminaEnv(gym.Env[dict, str]):
         except UserUnavailable as exc:
             output, info["ok"], info["infrastructure_error"] = f"error: the user is unavailable: {exc}", False, str(exc)
         return self._finish_step(self._observe(output), reward, info)
+
+    def step_bound_s(self, tool: str) -> float:
+        """The longest a step of ``tool`` takes, in seconds (the docstring's "Step Time")."""
+        sandbox = self.config.sandbox
+        if tool in ("run", "run_tests"):
+            own = sandbox.timeout_s
+        elif tool == "search":
+            own = SEARCH_TIMEOUT_S
+        elif tool == "submit":
+            repro = max((t.spec.repro.timeout_s for t in self.turns if t.spec.repro), default=0.0)
+            own = sandbox.grading_timeout_s + self.config.quality.review_budget_s + repro
+        elif tool == "ask" and self.config.user.kind == "llm":
+            own = self.config.user.llm.timeout_s
+        else:
+            own = 0.0
+        return own + STEP_GRACE_S
 
     def _finish_step(self, observation: dict, reward: float, info: dict[str, Any]) -> tuple[dict, float, bool, bool, dict]:
         """Truncate when a budget is spent: steps in this turn, or the episode's wall clock."""

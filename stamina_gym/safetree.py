@@ -173,6 +173,30 @@ def count_lines(path: str | os.PathLike) -> int:
         return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(_CHUNK), b""))
 
 
+# -- making folders ---------------------------------------------------------------------
+
+
+def make_folders(path: str | os.PathLike, mode: int = 0o777) -> None:
+    """``os.makedirs(path, exist_ok=True)`` without recursion: the missing folders are made
+    from the top down in a loop, so a path thousands of folders deep meets no recursion
+    limit (``os.makedirs`` and ``Path.mkdir(parents=True)`` recurse once per missing
+    folder). Raises OSError when a part of the path is not a folder."""
+    path = os.path.abspath(os.fspath(path))
+    missing = []
+    while not os.path.isdir(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, mode)
+        except FileExistsError:
+            if not os.path.isdir(folder):
+                raise
+
+
 # -- copying ----------------------------------------------------------------------------
 
 

@@ -162,15 +162,14 @@ def write_file(ctx: ToolContext, path: str, content: str) -> str:
     if target.exists() and not target.is_file():
         raise ToolError(f"{path}: not a regular file; delete it first to write a file there")
     created = [p for p in reversed(target.parents) if not p.exists()]
-    target.parent.mkdir(parents=True, exist_ok=True)
+    safetree.make_folders(target.parent)
     # O_NONBLOCK: should a pipe appear there after all, the open fails instead of waiting.
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
     with os.fdopen(fd, "wb") as handle:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise ToolError(f"{path}: not a regular file")
         handle.write(content.encode("utf-8", "replace"))  # a lone surrogate from JSON becomes "?"
-    for made in [*created, target]:
-        ctx.sandbox.prepare(made)
+    ctx.sandbox.prepare(created[0] if created else target)  # the one new subtree, walked once
     return f"wrote {path} ({len(content.splitlines())} lines)"
 
 
@@ -197,10 +196,25 @@ def apply_patch(ctx: ToolContext, patch: str) -> str:
     touched = ctx.workspace.apply_patch(patch)
     # Only what the patch made is handed to the sandbox's user: a walk of the whole tree
     # would meet whatever else the agent built there.
-    for made in sorted({p for name in touched for p in [*before.get(name, []), root.joinpath(name)]}):
+    # Each new subtree is walked once, from its top: a folder's walk covers what is below it.
+    for made in _tops({p for name in touched for p in [*before.get(name, []), root.joinpath(name)]}):
         if made.exists() or made.is_symlink():
             ctx.sandbox.prepare(made)
     return "applied patch to " + ", ".join(touched)
+
+
+#: Wall-clock limit of one ``search``.
+SEARCH_TIMEOUT_S = 20.0
+
+
+def _tops(paths: set[Path]) -> list[Path]:
+    """The paths of ``paths`` that have no ancestor in it, sorted. In the order of their
+    parts a path's descendants follow it directly, so one pass finds them."""
+    tops: list[Path] = []
+    for path in sorted(paths, key=lambda p: p.parts):
+        if not tops or path.parts[: len(tops[-1].parts)] != tops[-1].parts:
+            tops.append(path)
+    return tops
 
 
 def search(ctx: ToolContext, pattern: str, path: str = ".") -> str:
@@ -208,7 +222,7 @@ def search(ctx: ToolContext, pattern: str, path: str = ".") -> str:
     # -D skip: a named pipe, socket or device is never read, even when named as ``path``.
     argv = ["grep", "-rnIP", "-D", "skip", "--exclude-dir=__pycache__", "--exclude-dir=.git", "-m", str(_MAX_MATCHES),
             "--", pattern, path]  # fmt: skip
-    result = ctx.sandbox.run(argv, mounts=ctx.mounts(), timeout=20)
+    result = ctx.sandbox.run(argv, mounts=ctx.mounts(), timeout=SEARCH_TIMEOUT_S)
     if result.exit_code == 1 and not result.output:
         return "no matches"
     if result.exit_code not in (0, 1):
@@ -221,7 +235,8 @@ def find_references(ctx: ToolContext, symbol: str) -> str:
     if not symbol.isidentifier():
         raise ToolError(f"{symbol!r} is not a Python identifier")
     hits = []
-    for entry in ctx.workspace.listing().entries:
+    listing = ctx.workspace.listing()
+    for entry in listing.entries:
         if entry.kind != "file" or not entry.rel.endswith(".py") or entry.stat.st_size > _MAX_READ_FILE_BYTES:
             continue
         try:
@@ -230,7 +245,8 @@ def find_references(ctx: ToolContext, symbol: str) -> str:
             continue
         rel = _shown(entry.rel)
         hits += [f"{rel}:{line}: {kind}" for line, kind in _symbol_uses(tree, symbol)]
-    return "\n".join(hits[:_MAX_MATCHES]) or f"no references to {symbol}"
+    found = "\n".join(hits[:_MAX_MATCHES]) or f"no references to {symbol}"
+    return f"error: {listing.over} (the files past it were not searched)\n{found}" if listing.over else found
 
 
 def _symbol_uses(tree: ast.AST, symbol: str) -> list[tuple[int, str]]:

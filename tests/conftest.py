@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,67 @@ def pytest_collection_modifyitems(config, items):
         item.add_marker(pytest.mark.xdist_group(shared[0] if shared else item.nodeid.split("::")[0]))
     if config.pluginmanager.hasplugin("xdist") and getattr(config.option, "numprocesses", None):
         items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+def sandbox_processes() -> dict[int, str]:
+    """pid -> command line of every bubblewrap process below this test process: the
+    sandboxes (warm runners, services, commands) of the envs it made."""
+    parents, names = {}, {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                    stat = handle.read()
+            except OSError:
+                continue
+            name, rest = stat[stat.index(b"(") + 1 : stat.rindex(b")")], stat[stat.rindex(b")") + 2 :].split()
+            parents[int(entry.name)], names[int(entry.name)] = int(rest[1]), name.decode(errors="replace")
+    below, frontier = set(), {os.getpid()}
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier} - below
+        below |= frontier
+    found = {}
+    for pid in sorted(pid for pid in below if names[pid] == "bwrap"):
+        try:
+            found[pid] = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[-160:]
+        except OSError:
+            continue
+    return found
+
+
+#: pid of a sandbox process -> the test during which it started (``_sandboxes_of_each_test``).
+_STARTED_BY: dict[int, str] = {}
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_sandbox_outlives_the_session():
+    """Every env a test makes is closed by the test or its fixture: at the end of the
+    session no sandbox process of this test process is alive and no container of its is
+    left (an env left open keeps its warm runners for as long as the process lives).
+    Declared first among the autouse session fixtures, so it is torn down last."""
+    yield
+    left = {pid: line for pid, line in sandbox_processes().items()}
+    problems = [f"pid {pid} (started in {_STARTED_BY.get(pid, 'a session fixture')}): {line}" for pid, line in left.items()]
+    if docker_problem() is None:
+        from stamina_gym.sandbox.docker import connect, managed_containers, owner_id
+
+        client = connect()
+        try:
+            mine = owner_id()
+            problems += [f"docker container {c.name}" for c in managed_containers(client) if c.owner == mine]
+        finally:
+            client.close()
+    assert not problems, "sandboxes of envs that were never closed are alive at the end of the session:\n" + "\n".join(problems)
+
+
+@pytest.fixture(autouse=True)
+def _sandboxes_of_each_test(request):
+    """Remembers which test started each sandbox process that is still alive after it,
+    so that the end-of-session check names the test that left it."""
+    before = set(sandbox_processes())
+    yield
+    for pid in set(sandbox_processes()) - before:
+        _STARTED_BY.setdefault(pid, request.node.nodeid)
 
 
 @pytest.fixture(autouse=True, scope="session")

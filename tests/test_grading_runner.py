@@ -33,7 +33,9 @@ def solved(tmp_path) -> Path:
 
 @pytest.fixture
 def sandbox():
-    return LocalSandbox(SandboxConfig(), hidden=[TASK.root])
+    sandbox = LocalSandbox(SandboxConfig(), hidden=[TASK.root])
+    yield sandbox
+    sandbox.close()
 
 
 def run(source, sandbox, tmp_path, workers):

@@ -285,6 +285,27 @@ def test_a_file_past_its_budget_is_killed_and_counts_as_the_worst(tmp_path):
         worker.close()
 
 
+@pytest.mark.slow  # waits out the budgets and starts a second worker process
+def test_a_review_of_many_slow_files_stops_at_its_own_budget(tmp_path):
+    """Each file within its budget is not enough: a thousand files of two seconds each
+    would hold a submit for half an hour. Past the review's budget the files left count
+    as the worst without being analysed."""
+    worker = AnalysisWorker()
+    try:
+        tree = write(tmp_path / "tree", {f"stall_{i}.py": STALL for i in range(6)})
+        meter = QualityMeter(tmp_path / "scratch", AnalysisCache(), budget_s=2.0, review_budget_s=3.0, worker=worker)
+        start = time.monotonic()
+        snapshot = meter.measure(tree)
+        elapsed = time.monotonic() - start
+        reasons = snapshot.unreadable
+        assert len(reasons) == 6 and score(snapshot.components(), WEIGHTS) == 0.0
+        cut = [rel for rel, why in reasons.items() if "the review ran past its budget of 3 s" in why]
+        assert len(cut) >= 4, reasons  # at most two files of two seconds fit in three
+        assert elapsed < 6 * 2.0, elapsed
+    finally:
+        worker.close()
+
+
 def test_one_worker_serves_every_submit_and_every_meter(tmp_path):
     """Two meters with the same module names share a worker: each file is judged against
     its own tree's modules, not the other's astroid parsed first."""

@@ -35,17 +35,19 @@ The reward pays ``reward.quality`` times the change of the weighted score over t
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
-import shutil
 import threading
+import time
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field, replace
 from importlib.machinery import BYTECODE_SUFFIXES, EXTENSION_SUFFIXES
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
+from stamina_gym import safetree
 from stamina_gym.quality import analyzers, lint_context
 from stamina_gym.quality.analyzers import PYLINT_CATEGORIES, SEVERITIES, FileQuality
 from stamina_gym.quality.constant_sql import DEFINED
@@ -352,6 +354,7 @@ class QualityMeter:
         max_files: int = 2000,
         exclude: tuple[str, ...] = (),
         budget_s: float = 10.0,
+        review_budget_s: float | None = None,
         worker: analyzers.AnalysisWorker | None = None,
         persist: AnalysisCache | None = None,
     ):
@@ -367,6 +370,9 @@ class QualityMeter:
         self.exclude = exclude
         self.budget_s = budget_s
         """Seconds the analysers may spend on one file."""
+        self.review_budget_s = review_budget_s
+        """Seconds the analyses of one measurement may take together (None: no bound)."""
+        self._deadline: float | None = None
         self.worker = worker or analyzers.WORKER
         self.cache = cache or SHARED_CACHE
         self.max_bytes = max_file_kb * 1024
@@ -390,6 +396,7 @@ class QualityMeter:
             for rel in files
             if rel.endswith(PYTHON_SUFFIXES) and not rel.endswith(".py") and self._counts(rel)
         ]
+        self._deadline = None if self.review_budget_s is None else time.monotonic() + self.review_budget_s
         with self.cache.analysing:
             results = self._results(sources, pylint)
         return Snapshot(dict(sorted(results.items())), sorted(unread), pylint_measured=pylint)
@@ -476,7 +483,7 @@ class QualityMeter:
                     staged = analyzers.neutralise_suppressions(data)
                 except analyzers.DECODE_ERRORS:
                     staged = data  # the worker finds it undecodable and says so
-                (stage / rel).parent.mkdir(parents=True, exist_ok=True)
+                safetree.make_folders((stage / rel).parent)
                 (stage / rel).write_bytes(staged)
                 self._changed = True
                 self._staged[rel] = data
@@ -485,7 +492,8 @@ class QualityMeter:
         try:
             self._sync_stage(sources)
         except OSError:
-            shutil.rmtree(self.stage, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                safetree.rmtree(self.stage)
             self._staged.clear()
             raise
 
@@ -494,11 +502,16 @@ class QualityMeter:
         The first pylint run after the stage changed makes the worker forget every module
         it parsed from the stage: one parsed before keeps the inferences it made against
         its old neighbours, and a package the names of its modules."""
+        budget = self.budget_s
+        if self._deadline is not None:
+            budget = min(budget, self._deadline - time.monotonic())
+            if budget <= 0:
+                return FileQuality(error=f"the review ran past its budget of {self.review_budget_s:g} s", transient=True)
         fresh = not basic and self._changed
         if fresh:
             self._changed = False
         self.analysed.update(("radon", "bandit") if basic else ("pylint",))
-        return self.worker.analyse(self.stage / rel, self.stage, basic=basic, lint=not basic, budget=self.budget_s,
+        return self.worker.analyse(self.stage / rel, self.stage, basic=basic, lint=not basic, budget=budget,
                                    fresh=fresh or isolate)  # fmt: skip
 
 

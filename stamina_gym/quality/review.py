@@ -108,8 +108,9 @@ class Reviewer:
             cache = AnalysisCache(Path(config.cache_dir).expanduser())
         self.meter, reference_meter = (
             QualityMeter(folder, cache, max_file_kb=config.max_file_kb, exclude=config.exclude,
-                         budget_s=config.analysis_budget_s, persist=persist)
-            for folder, persist in ((scratch, None), (scratch / "reference", reference_store(config)))
+                         budget_s=config.analysis_budget_s, review_budget_s=review_budget, persist=persist)
+            for folder, persist, review_budget in ((scratch, None, config.review_budget_s),
+                                                   (scratch / "reference", reference_store(config), None))
         )  # fmt: skip
         self._before: Snapshot | None = None
         self._reference_before: Snapshot | None = None
