@@ -20,7 +20,8 @@ status=0
 workers="${STAMINA_GYM_TEST_WORKERS:-0}"
 parallel=()
 [ "$workers" != 0 ] && parallel=(-n "$workers" --dist loadgroup)
-.venv/bin/python -m pytest "${parallel[@]}" "$@" || status=$?
+# The 15 slowest tests are printed at the end, so that growth is seen when it happens.
+.venv/bin/python -m pytest "${parallel[@]}" --durations=15 "$@" || status=$?
 # pytest exits 5 when it collected no test: report it as a failure, with the reason.
 if [ "$status" = 5 ]; then echo "test.sh: pytest collected no tests" >&2; exit 1; fi
 exit "$status"

@@ -83,6 +83,7 @@ def validate_task(
     only replayed, not checked (a quick check of the turns being written)."""
     params = dict(params) if params is not None else task.choose_params(lambda n: 0)
     problems = check_data(task)
+    own = sandbox is None  # a sandbox made here is closed here, warm runners and all
     sandbox = sandbox or LocalSandbox(SandboxConfig(), hidden=[task.root])
     root = Path(tempfile.mkdtemp(prefix="stamina-validate-"))
     try:
@@ -106,6 +107,8 @@ def validate_task(
             problems += found
             progress(f"state after turn {state:>3}/{len(task.turns)}: " + ("ok" if not found else f"{len(found)} problem(s)"))
     finally:
+        if own:
+            sandbox.close()
         shutil.rmtree(root, ignore_errors=True)
     return problems
 
@@ -252,6 +255,7 @@ def mutation_check(
     """Replay the reference patches; after each (from turn ``first`` on), run the turn's
     hidden tests on up to ``per_turn`` sampled mutants of the lines the patch adds
     (``stamina_gym.mutants``)."""
+    own = sandbox is None
     sandbox = sandbox or LocalSandbox(SandboxConfig(), hidden=[task.root])
     params = dict(params) if params is not None else task.choose_params(lambda n: 0)
     root = Path(tempfile.mkdtemp(prefix="stamina-mutants-"))
@@ -285,6 +289,8 @@ def mutation_check(
         if unapplied:
             raise PatchError(str(unapplied[0]))
     finally:
+        if own:
+            sandbox.close()
         shutil.rmtree(root, ignore_errors=True)
     return results
 

@@ -14,6 +14,20 @@ def env(sandboxed_env):
     return sandboxed_env
 
 
+#: The command timeout of tests whose verdict needs a command to finish: the commands
+#: take under a second on an idle machine, and a loaded 2-core machine once took the
+#: default 60 s (a grep that also read the 740 MB Python installation under /root).
+PATIENT_TIMEOUT_S = 600
+
+
+@pytest.fixture
+def patient_env(backend):
+    environment = mini_env(sandbox={"kind": backend, "timeout_s": PATIENT_TIMEOUT_S})
+    environment.reset(seed=0)
+    yield environment
+    environment.close()
+
+
 def submit(env):
     _, reward, info = act(env, tool="submit")
     return reward, info["grade"]
@@ -563,10 +577,13 @@ def test_editing_or_deleting_tests_in_the_workspace_changes_nothing(env):
     assert grade["passed"] == 0 and grade["failure_class"] == "functional"
 
 
-def test_hidden_tests_never_enter_the_workspace(env):
+def test_hidden_tests_never_enter_the_workspace(patient_env):
+    """Everywhere the agent's commands can write (the work tree, /tmp, its home, which is
+    /tmp) and the grading folder's mount point."""
+    env = patient_env
     act(env, tool="apply_patch", patch=env.turns[0].reference_patch)
     act(env, tool="submit")
-    output, _, _ = act(env, tool="run", command="grep -rl 'test_add_small' /repo /tmp /grade /root 2>/dev/null; echo searched")
+    output, _, _ = act(env, tool="run", command="grep -rl 'test_add_small' /repo /tmp /grade \"$HOME\" 2>/dev/null; echo searched")
     assert output.strip().endswith("searched") and "test_add" not in output
     assert "test_add_small" not in env.workspace.diff("seed")
 
@@ -591,10 +608,11 @@ def test_env_never_runs_agent_git_hooks_or_config(env, tmp_path):
     assert not marker.exists()
 
 
-def test_grading_code_cannot_leave_hidden_tests_where_the_agent_looks(env):
+def test_grading_code_cannot_leave_hidden_tests_where_the_agent_looks(patient_env):
     """The agent opens its workspace to everyone; the code it submits copies the hidden
     tests into it, to /tmp and to /dev/shm (where writable) while it is graded. None of it
     comes back."""
+    env = patient_env
     act(env, tool="run", command="mkdir -p drop && chmod 777 drop .")
     leak = (
         "import glob, shutil\n"
