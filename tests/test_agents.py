@@ -35,6 +35,9 @@ def test_oracle_and_null_on_the_mini_task():
 
 @pytest.mark.slow
 def test_oracle_gets_the_maximum_on_every_todo_turn(todo_oracle_episode):
+    """Over 120 s, in its setup: the fixture plays the oracle's whole 100-turn todo episode
+    from cold quality caches (about 210 s), once a session for the four tests that check
+    it (this one, the start at turn 50, the docker backend's rewards, the unchanged records)."""
     env, result = todo_oracle_episode.env, todo_oracle_episode.result  # played once a session (conftest)
     weights = env.unwrapped.config.reward
     assert len(result.turns) == len(env.unwrapped.turns) and result.terminated
