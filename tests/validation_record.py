@@ -14,7 +14,6 @@ full on this machine.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import platform
@@ -30,47 +29,22 @@ RECORDS = Path(__file__).parent / "validated"
 ROOT_MODULE = "stamina_gym.validate"
 
 
-def _module_file(name: str) -> Path | None:
-    """The file of module ``name`` of the package (a namespace package's folder), or None."""
-    parts = name.split(".")[1:]
-    for candidate in (PACKAGE.joinpath(*parts).with_suffix(".py"), PACKAGE.joinpath(*parts, "__init__.py")):
-        if parts and candidate.is_file():
-            return candidate
-    if not parts:
-        return PACKAGE / "__init__.py"
-    return PACKAGE.joinpath(*parts) if PACKAGE.joinpath(*parts).is_dir() else None
-
-
-def _imports(path: Path, name: str) -> set[str]:
-    """The ``stamina_gym`` modules ``path`` (module ``name``) imports, lazily or not."""
-    if path.is_dir():
-        return set()
-    here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
-    found = set()
-    for node in ast.walk(ast.parse(path.read_bytes())):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = ".".join(here[: len(here) - node.level + 1] + ([node.module] if node.module else [])) if node.level else node.module or ""
-            found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names)
-    return {m for m in found if m.split(".")[0] == "stamina_gym" and _module_file(m) is not None}
-
-
 def validation_code() -> list[Path]:
-    """The files of the code validation runs: the modules ``ROOT_MODULE`` reaches (with
-    the packages above each), and every ``.py`` file of each subpackage among them."""
+    """The files of the code validation runs: the modules ``ROOT_MODULE`` reaches in the
+    package's import graph (``tests/test_layers.py``'s), the packages above each, and
+    every ``.py`` file of each subpackage among them."""
+    from tests.test_layers import import_graph, module_names
+
+    names, graph = module_names(PACKAGE, "stamina_gym"), import_graph(PACKAGE, "stamina_gym")
     seen, todo = set(), [ROOT_MODULE]
     while todo:
         name = todo.pop()
-        parents = [".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 1)]
-        for module in [name, *parents]:
-            if module not in seen:
-                seen.add(module)
-                todo += sorted(_imports(_module_file(module), module))
-    files = {_module_file(module) for module in seen}
-    folders = {path if path.is_dir() else path.parent for path in files} - {PACKAGE}
-    return sorted({path for path in files if path.is_file()} | {path for folder in folders for path in folder.glob("*.py")})
+        if name not in seen:
+            seen.add(name)
+            todo += [".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 1)] + sorted(graph.get(name, ()))
+    files = {names[module] for module in seen if module in names}
+    folders = {path.parent for path in files} - {PACKAGE}
+    return sorted(files | {path for folder in folders for path in folder.glob("*.py")})
 
 
 def _digest_files(digest, root: Path, paths) -> None:
