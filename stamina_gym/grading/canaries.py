@@ -92,32 +92,36 @@ def must_fail_method(rng: Random, module: str, name: str) -> tuple[str, str] | N
     return None
 
 
-def must_fail(rng: Random, module: str, name: str) -> str | None:
+def must_fail(rng: Random, module: str, name: str, used: set[str] | None = None) -> str | None:
     """A real test module's head plus one of its test functions renamed to ``name``, whose
     last top-level assertion against a literal asserts a perturbed literal instead, or,
     in a module without one, that ends in the negation of its last stable top-level
-    assertion; None when ``module`` offers neither."""
+    assertion; None when ``module`` offers neither. The functions named in ``used`` are
+    passed over, and the one taken is added to it."""
     tree = _parsed(module)
     if tree is None:
         return None
+    used = set() if used is None else used
     lines = module.splitlines()
-    tests = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name.startswith("test")]
+    tests = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name.startswith("test")
+             and node.name not in used]  # fmt: skip
     rng.shuffle(tests)
-    first_test = min((min([t.lineno, *(d.lineno for d in t.decorator_list)]) for t in tests), default=1) - 1
-    head = "\n".join(lines[:first_test]).rstrip()
+    head = _head(module, tree)
     for function in tests:
         replaced = _perturbed_assertion(rng, function, lines)
         if replaced is not None:
+            used.add(function.name)
             last, own = replaced
             start = min([function.lineno, *(d.lineno for d in function.decorator_list)]) - 1
             body = lines[start : last.lineno - 1] + own + lines[last.end_lineno : function.end_lineno]
             body[function.lineno - 1 - start] = re.sub(rf"\bdef {re.escape(function.name)}\b", f"def {name}",
                                                        body[function.lineno - 1 - start], count=1)  # fmt: skip
-            return (head + "\n\n\n" if head else "") + "\n".join(body) + "\n"
+            return head + "\n".join(body) + "\n"
     for function in tests:
         asserts = [node for node in function.body if isinstance(node, ast.Assert)]
         if not asserts or not all(isinstance(n, _STABLE) for n in ast.walk(asserts[-1].test)):
             continue
+        used.add(function.name)
         start = min([function.lineno, *(d.lineno for d in function.decorator_list)]) - 1
         body = lines[start : function.end_lineno]
         body = [re.sub(rf"\bdef {re.escape(function.name)}\b", f"def {name}", line, count=1) for line in body]
@@ -127,8 +131,18 @@ def must_fail(rng: Random, module: str, name: str) -> str | None:
             condition = ast.unparse(last.test)
         # Right after the assertion it negates: nothing runs in between.
         body.insert(last.end_lineno - start, f"{' ' * last.col_offset}assert not ({condition})")
-        return (head + "\n\n\n" if head else "") + "\n".join(body) + "\n"
+        return head + "\n".join(body) + "\n"
     return None
+
+
+def _head(module: str, tree: ast.Module | None = None) -> str:
+    """A module's text before its first test function (its imports, helpers and comments),
+    as a canary made of it starts."""
+    tree = tree or _parsed(module)
+    tests = [node for node in (tree.body if tree else []) if isinstance(node, ast.FunctionDef) and node.name.startswith("test")]
+    first_test = min((min([t.lineno, *(d.lineno for d in t.decorator_list)]) for t in tests), default=1) - 1
+    head = "\n".join(module.splitlines()[:first_test]).rstrip()
+    return head + "\n\n\n" if head else ""
 
 
 def _perturbed_assertion(rng: Random, function: ast.FunctionDef, lines: Sequence[str]) -> tuple[ast.stmt, list[str]] | None:
@@ -281,22 +295,34 @@ def plan(
         taken[folder].add(file_name)
         test = _fresh_test(rng, test_names, used_tests, words)
         used_tests.add(test)
-        source = None
-        if expected == "failed":
-            for module in rng.sample(list(modules), min(len(modules), 8)):
-                source = must_fail(rng, module, test)
-                if source is None:  # a module of test classes (unittest style)
-                    found = must_fail_method(rng, module, test)
-                    if found is not None:
-                        source, test = found
-                if source:
-                    break
-            if source is None:  # no module offers a stable assertion to negate
-                count = rng.randrange(2, 6)
-                source = f"def {test}():\n    items = {list(range(count))!r}\n    assert len(items) == {count + 1}\n"
-        else:
-            source = must_pass(rng, test)
-        canaries.append(Canary(f"{folder}/{file_name}", test, expected, source))
+        if expected == "passed":
+            canaries.append(Canary(f"{folder}/{file_name}", test, expected, must_pass(rng, test)))
+            continue
+        tests, source = [test], None
+        for module in rng.sample(list(modules), min(len(modules), 8)):
+            used: set[str] = set()
+            source = must_fail(rng, module, test, used)
+            if source is None:  # a module of test classes (unittest style)
+                found = must_fail_method(rng, module, test)
+                if found is not None:
+                    source, tests = found[0], [found[1]]
+            elif (wanted := rng.randrange(2, 5)) > 1:
+                # Several tests, as a real module holds: one alone would tell it apart.
+                head = _head(module)
+                for _ in range(wanted - 1):
+                    more = _fresh_test(rng, test_names, used_tests, words)
+                    extra = must_fail(rng, module, more, used)
+                    if extra is None:
+                        break
+                    used_tests.add(more)
+                    tests.append(more)
+                    source += "\n\n" + extra[len(head) :]
+            if source:
+                break
+        if source is None:  # no module offers a stable assertion to negate
+            count = rng.randrange(2, 6)
+            source = f"def {test}():\n    items = {list(range(count))!r}\n    assert len(items) == {count + 1}\n"
+        canaries.extend(Canary(f"{folder}/{file_name}", name, expected, source) for name in tests)
     return canaries
 
 

@@ -80,6 +80,7 @@ def main(argv):
         job = json.load(handle)
     import pytest  # warm: the children inherit it
 
+    _preload_code_makers()
     _no_dump()
     report = run_job(job, {"{grade}": argv[2], "{repo}": argv[3]}, pytest, hashlib.sha256)
     sys.stdout.write("\n" + MARKER + json.dumps(report) + "\n")
@@ -104,6 +105,7 @@ def serve(roots):
             importlib.import_module(f"_pytest.{name}")
         except ImportError:
             pass
+    _preload_code_makers()
     _no_dump()
     sys.stdout.write(MARKER + json.dumps({"ready": True}) + "\n")
     sys.stdout.flush()
@@ -582,36 +584,68 @@ def _child(shard, result_fd, log_fd, go_fd, pytest, sha256, grade=None):
     sys.stderr = sys.stdout
     key = os.urandom(32)
     os.write(result_fd, b"hello " + key.hex().encode() + b"\n")
-    send = _signer(result_fd, key, sha256)
+    send, senders = _signer(result_fd, key, sha256)
     del key
     if os.read(go_fd, 1) != b"g":
         return 1
     os.close(go_fd)
-    armed = [False]
-    support = _support_code(os.path.join(grade, "support")) if grade else {}
-    plugin, ours = _plugin(send, armed, frozenset(shard.get("keep") or ()), bool(shard.get("keep")), pytest, support,
-                           bool(shard.get("report_dropped")), os.path.join(grade, "") if grade else "")  # fmt: skip
-    sys.addaudithook(_audit_hook(send, armed, frozenset(map(id, ours))))
+    plugin, finish = _arm(send, senders, shard, pytest, grade)
+    del send, senders  # no frame below the tests holds the signer, who may use it, or the hook's switch
     sys.argv = ["pytest"]
     try:
         code = int(pytest.main(list(shard["args"]), plugins=[plugin]))
     except BaseException as exc:  # noqa: BLE001 - whatever the graded code raised, the run ends here
-        send("note", f"pytest.main raised {type(exc).__name__}: {exc}")
-        code = 3
-    send("done", str(code))
+        finish(3, f"pytest.main raised {_describe(exc)[1]}")
+        return 0
+    finish(code, "")
     return 0
 
 
+def _arm(send, senders, shard, pytest, grade):
+    """Build the plugin and install the audit hook; returns the plugin and ``finish(code,
+    note)``, which sends the note and ``done`` once. The signer and the hook's switch stay
+    in default arguments (an audited read), never in a frame the tests run above."""
+    armed = [False]
+    support = _support_code(os.path.join(grade, "support")) if grade else {}
+    plugin, ours = _plugin(send, armed, frozenset(shard.get("keep") or ()), bool(shard.get("keep")), pytest,
+                                  support, bool(shard.get("report_dropped")), os.path.join(grade, "") if grade else "")  # fmt: skip
+
+    def finish(code, note, _send=send, _ended=[False], _type=type, _int=int, _str=str):
+        if _ended[0]:
+            return
+        _ended[0] = True
+        if note:
+            _send("note", note)
+        _send("done", _str(code) if _type(code) is _int else "3")
+
+    hook, hooked = _audit_hook(send, armed, frozenset(map(id, [*ours, finish])))
+    codes = [function.__code__ for function in (*ours, finish, hook) if function is not send]
+    senders.update(codes)
+    hooked.update(codes)  # a function made of these, or these run by exec, is tampering
+    sys.addaudithook(hook)
+    return plugin, finish
+
+
 def _signer(fd, key, sha256):
-    def send(kind, *fields, _fd=fd, _key=key, _sha=sha256, _write=os.write, _str=str):
+    """``send(kind, *fields)``, which signs with ``key``, and the set of code objects that
+    may call it (``_arm`` fills it with the harness's own): a message sent from any other
+    code, a graded function that found the signer in a frame, is signed as forgery."""
+    callers = set()
+
+    def send(kind, *fields, _fd=fd, _key=key, _sha=sha256, _write=os.write, _type=type, _text=str,
+             _frame=sys._getframe, _callers=callers):  # fmt: skip
+        # Fields are exact strings: nothing of the graded code (a __str__) runs while this
+        # frame, which holds the key, is on the stack.
+        if _frame(1).f_code not in _callers:
+            kind, fields = "forged", ("a message was sent from outside the harness",)
         parts = [kind]
         for field in fields:
-            text = _str(field)[:_MESSAGE_CAP]
+            text = (field if _type(field) is _text else "(not text)")[:_MESSAGE_CAP]
             parts.append(text.replace("\n", "\\n").replace("\t", " ").replace("\x1f", " "))
         body = "\x1f".join(parts).encode("utf-8", "replace")
         _write(_fd, body + b"\t" + _sha(_key + body).hexdigest().encode() + b"\n")
 
-    return send
+    return send, callers
 
 
 def _plugin(send, armed, keep, filtering, pytest, support, report_dropped=False, grade=""):
@@ -651,6 +685,8 @@ def _plugin(send, armed, keep, filtering, pytest, support, report_dropped=False,
             _functions[id(item)] = (item, _unwrap(getattr(item, "obj", None)))
 
     hidden = {}
+    #: Which harness functions may call ``before`` and ``after`` (filled in below).
+    callers = {"before": set(), "after": set()}
 
     def pytest_make_collect_report(collector, _state=state, _hidden=hidden, _grade=grade, _take=_take_hidden_prints):
         yield
@@ -670,48 +706,61 @@ def _plugin(send, armed, keep, filtering, pytest, support, report_dropped=False,
             _send("integrity", *_diff(_state["snapshot"]), *_check(_support), *_diff(_state.get("support") or ()),
                   *_rebound(_hidden))  # fmt: skip
 
-    def before(item, _functions=functions, _send=send, _unwrap=_unwrap, _id=id, _str=str):
-        """The test function to call, after checking it is the one collected."""
+    running = {"item": None}
+
+    def before(item, _functions=functions, _send=send, _unwrap=_unwrap, _id=id, _running=running,
+               _frame=sys._getframe, _callers=callers):  # fmt: skip
+        """The test function to call, after checking it is the one collected, called by
+        the harness's own hook; from now on ``item`` is the running test."""
         recorded = _functions.get(_id(item))
+        if _frame(1).f_code not in _callers["before"]:
+            _send("forged", "the harness's test call was started from outside the harness")
+            return None
         function = item.obj
         if recorded is None or recorded[0] is not item or recorded[1] is not _unwrap(function):
-            _send("forged", _str(item.nodeid) + "'s test function was replaced after collection")
+            _send("forged", "a test function was replaced after collection")
+        _running["item"] = item
         return function
 
-    def after(item, exc, _send=send, _skipped=(Skipped, unittest.SkipTest), _isinstance=isinstance, _type=type, _str=str):
-        if exc is None:
-            _send("call", _str(item.nodeid), "passed", "")
-        else:
-            status = "skipped" if _isinstance(exc, _skipped) else "failed"
-            _send("call", _str(item.nodeid), status, _type(exc).__name__ + ": " + _str(exc)[:300])
+    def after(item, status, message, _send=send, _running=running, _frame=sys._getframe, _callers=callers):
+        """Send the running test's outcome, once, from the harness's own call of it: an
+        outcome sent from anywhere else, or for a test that is not running, is forgery."""
+        if _frame(1).f_code not in _callers["after"] or _running["item"] is not item:
+            _running["item"] = None
+            _send("forged", "a test outcome was sent from outside the harness's call of it")
+            return
+        _running["item"] = None
+        _send("call", item.nodeid, status, message)
 
     # While a test runs, this frame is below it: it holds only functions whose state sits
-    # in their defaults (an audited read), no state of its own.
-    def pytest_pyfunc_call(pyfuncitem, _before=before, _after=after):
+    # in their defaults (an audited read) and which check who calls them. What the test
+    # raised is described here (its __str__ is the graded code's), not beside the signer.
+    def pytest_pyfunc_call(pyfuncitem, _before=before, _after=after, _describe=_describe):
         function = _before(pyfuncitem)
         arguments = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
         try:
             function(**arguments)
         except BaseException as exc:
-            _after(pyfuncitem, exc)
+            _after(pyfuncitem, *_describe(exc))
             raise
-        _after(pyfuncitem, None)
+        _after(pyfuncitem, "passed", "")
         return True
 
     # A unittest test method is called by unittest's machinery, not by pytest_pyfunc_call:
     # the harness hands it a wrapper in the method's place, which sees the call itself.
-    def pytest_runtest_call(item, _before=before, _after=after, _kind=TestCaseFunction, _isinstance=isinstance):
+    def pytest_runtest_call(item, _before=before, _after=after, _describe=_describe, _kind=TestCaseFunction,
+                            _isinstance=isinstance):  # fmt: skip
         if not _isinstance(item, _kind):
             return
         method = _before(item)
 
-        def called(_method=method, _item=item, _after=_after):
+        def called(_method=method, _item=item, _after=_after, _describe=_describe):
             try:
                 _method()
             except BaseException as exc:
-                _after(_item, exc)
+                _after(_item, *_describe(exc))
                 raise
-            _after(_item, None)
+            _after(_item, "passed", "")
 
         called.__dict__.update(getattr(method, "__dict__", {}))  # unittest's skip and expected-failure marks
         item.obj = called
@@ -734,6 +783,9 @@ def _plugin(send, armed, keep, filtering, pytest, support, report_dropped=False,
         if report.outcome == "failed":
             _send("collect", report.nodeid, _failure_text(report))
 
+    callers["before"].update((pytest_pyfunc_call.__code__, pytest_runtest_call.__code__))
+    callers["after"].update((pytest_pyfunc_call.__code__, *(code for code in pytest_runtest_call.__code__.co_consts
+                                                             if getattr(code, "co_name", None) == "called")))
     hooks = {name: value for name, value in locals().items() if name.startswith("pytest_")}
     hooks["pytest_sessionfinish"] = pytest.hookimpl(trylast=True)(hooks["pytest_sessionfinish"])
     hooks["pytest_make_collect_report"] = pytest.hookimpl(hookwrapper=True)(hooks["pytest_make_collect_report"])
@@ -747,9 +799,25 @@ def _plugin(send, armed, keep, filtering, pytest, support, report_dropped=False,
     return plugin, [*hooks.values(), send, before, after]
 
 
-def _unwrap(function):
-    """A bound method's function (pytest binds test methods to a fresh instance per test)."""
-    return getattr(function, "__func__", function)
+def _unwrap(function, _method=type(_place.__get__(0))):
+    """A bound method's function (pytest binds test methods to a fresh instance per test).
+    By exact type: any other object's ``__func__`` is whatever its maker put there."""
+    return function.__func__ if type(function) is _method else function
+
+
+def _describe(exc):
+    """``(status, message)`` of what a test raised. Its ``__str__`` is the graded code's:
+    this runs in no frame that holds the signer."""
+    import unittest
+
+    from _pytest.outcomes import Skipped
+
+    status = "skipped" if isinstance(exc, (Skipped, unittest.SkipTest)) else "failed"
+    try:
+        text = type(exc).__name__ + ": " + str(exc)[:300]
+    except BaseException:  # noqa: BLE001 - a message that cannot be shown is no reason to stop
+        text = "(an exception whose message could not be read)"
+    return status, text
 
 
 def _failure_text(report):
@@ -767,23 +835,32 @@ def _base_id(nodeid):
 
 
 def _audit_hook(send, armed, ours):
-    """Ends the child on events only tampering needs. Everything it uses is bound now.
+    """Ends the child on events only tampering needs. Everything it uses is bound now, and
+    it never calls into an object the graded code may have made (a ``__getattr__``, an
+    ``__eq__``, a ``__class__`` property would run beside its switch): it looks at exact
+    types only.
 
     Code objects made and swapped in are honest when they run what the function ran:
     ``types.coroutine`` marks a generator's code awaitable (``asyncio`` does so when
     imported), hypothesis gives a function another file name and line. A new code object
-    passes when the frame making it holds a function with the same bytecode and frame
-    layout; a swap passes when only the code's name, place and coroutine flags differ
-    (``_same_behaviour``). Hand-made bytecode, or a swap of what a function runs, ends it."""
+    passes when ``types.coroutine`` or hypothesis makes it (``_code_makers``) and its frame
+    holds a function with the same bytecode and frame layout; a swap passes when
+    only the code's name, place and coroutine flags differ (``_same_behaviour``). Hand-made
+    bytecode, a swap of what a function runs, and a function made of the harness's own code
+    (or that code run by ``exec``) end it. The harness's code objects go into the set the
+    hook is made with, once they exist (``_arm``)."""
+    codes = set()
 
-    def hook(event, args, _send=send, _armed=armed, _ours=ours, _bad=_BAD_EVENTS, _id=id, _isinstance=isinstance,
-             _str=str, _exit=os._exit, _frame=sys._getframe, _same=_same_behaviour, _remade=_remade_from_local):  # fmt: skip
+    def hook(event, args, _send=send, _armed=armed, _ours=ours, _codes=codes, _makers=_code_makers(), _bad=_BAD_EVENTS,
+             _id=id, _type=type, _str=str, _exit=os._exit, _frame=sys._getframe, _same=_same_behaviour,
+             _remade=_remade_from_local):  # fmt: skip
         if not _armed[0]:
             return
         reason = None
-        if event == "code.__new__" and _remade(args, _frame(1)):
+        if event == "code.__new__" and _remade(args, _frame(1), _makers):
             return
-        if event == "object.__setattr__" and len(args) > 2 and args[1] == "__code__" and _same(args[0], args[2]):
+        name = args[1] if len(args) > 1 and _type(args[1]) is _str else None
+        if event == "object.__setattr__" and name == "__code__" and _same(args[0], args[2]):
             return
         if event in _bad:
             reason = event
@@ -791,11 +868,13 @@ def _audit_hook(send, armed, ours):
             reason = event
         elif event.startswith("object.__"):
             if args and _id(args[0]) in _ours:
-                reason = f"{event} on the harness ({args[1] if len(args) > 1 else ''})"
-            elif event == "object.__setattr__" and len(args) > 1 and args[1] == "__code__":
+                reason = f"{event} on the harness ({name or ''})"
+            elif event == "object.__setattr__" and name == "__code__":
                 reason = "a function's code was swapped"
-        elif event == "open" and args and _isinstance(args[0], _str) and args[0].startswith("/proc/"):
-            if args[0].endswith("/mem") or "/mem" in args[0]:
+        elif event in ("function.__new__", "exec") and args and args[0] in _codes:
+            reason = f"{event} of the harness's own code"
+        elif event == "open" and args and _type(args[0]) is _str and args[0].startswith("/proc/"):
+            if "/mem" in args[0]:
                 reason = f"opened {args[0]}"
         if reason is not None:
             _armed[0] = False
@@ -804,40 +883,84 @@ def _audit_hook(send, armed, ours):
             finally:
                 _exit(ALARM_EXIT)
 
-    return hook
+    return hook, codes
 
 
 #: Code flags a swap may change: a generator marked awaitable (types.coroutine).
 _FREE_FLAGS = 0x100
 
 
-def _same_behaviour(function, code):
+def _same_behaviour(function, code, _function=type(_place), _code=type(_place.__code__), _flags=_FREE_FLAGS):
     """``code`` runs what ``function``'s code runs: only its name, file, lines and the
-    awaitable mark differ."""
-    old = getattr(function, "__code__", None)
-    if old is None or type(code) is not type(old):
+    awaitable mark differ. Exact types only: nothing of the graded code runs here."""
+    if type(function) is not _function or type(code) is not _code:
         return False
+    old = function.__code__
     fields = ("co_code", "co_consts", "co_names", "co_varnames", "co_freevars", "co_cellvars", "co_argcount",
               "co_posonlyargcount", "co_kwonlyargcount", "co_nlocals", "co_stacksize", "co_exceptiontable")  # fmt: skip
     if any(getattr(old, name, None) != getattr(code, name, None) for name in fields):
         return False
-    return (old.co_flags | _FREE_FLAGS) == (code.co_flags | _FREE_FLAGS)
+    return (old.co_flags | _flags) == (code.co_flags | _flags)
 
 
-def _remade_from_local(args, frame):
+def _preload_code_makers():
+    """Import hypothesis's code makers where hypothesis is installed, before any child runs
+    graded code, so that the audit hook knows their code (``_code_makers``)."""
+    import importlib
+
+    for name in ("hypothesis.internal.reflection", "hypothesis.internal.lambda_sources"):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            return
+
+
+def _code_makers():
+    """The code objects that may copy a code object with new names: ``types.coroutine``'s
+    and hypothesis's (``impersonate``, its lambda reprs) where hypothesis is already
+    imported (the warm parent imports it when present). Read before the graded code runs."""
+    import types
+
+    found = [types.coroutine.__code__]
+    for name in ("hypothesis.internal.reflection", "hypothesis.internal.lambda_sources"):
+        module = sys.modules.get(name)
+        if module is not None:
+            found.extend(_codes_of(vars(module), types.FunctionType, types.CodeType))
+    return frozenset(found)
+
+
+def _remade_from_local(args, frame, makers, _function=type(_place), _code=type(_place.__code__), _flags=_FREE_FLAGS):
     """A ``code.__new__`` event (bytecode, file, name, argument counts, locals, stack size,
-    flags) for bytecode some function in the making frame's locals already runs, with its
-    frame layout: a copy with new names, not new bytecode."""
-    if len(args) < 9:
+    flags) raised by one of ``makers`` (``_code_makers``) for bytecode some function in its
+    frame's locals already runs, with its frame layout: a copy with new names, not new
+    bytecode. The event does not show the new code's constants (a shorter tuple would let
+    the copied bytecode read past its end), so no other code may copy code at all."""
+    if len(args) < 9 or frame.f_code not in makers:
         return False
     bytecode, _, _, argcount, posonly, kwonly, nlocals, stacksize, flags = args[:9]
     for value in list(frame.f_locals.values()):
-        code = getattr(value, "__code__", None) if not hasattr(value, "co_code") else value
-        if code is not None and getattr(code, "co_code", None) == bytecode and (
+        code = value.__code__ if type(value) is _function else value if type(value) is _code else None
+        if code is not None and code.co_code == bytecode and (
                 code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount, code.co_nlocals, code.co_stacksize
-        ) == (argcount, posonly, kwonly, nlocals, stacksize) and (code.co_flags | _FREE_FLAGS) == (flags | _FREE_FLAGS):  # fmt: skip
+        ) == (argcount, posonly, kwonly, nlocals, stacksize) and (code.co_flags | _flags) == (flags | _flags):  # fmt: skip
             return True
     return False
+
+
+def _codes_of(namespace, function_type, code_type):
+    """Every code object of the functions a module's namespace holds (and of their methods
+    in its classes, and of the functions nested in them), by exact type."""
+    found, stack = [], []
+    for value in list(namespace.values()):
+        if type(value) is type:
+            stack.extend(inner.__code__ for inner in list(vars(value).values()) if type(inner) is function_type)
+        elif type(value) is function_type:
+            stack.append(value.__code__)
+    while stack:
+        code = stack.pop()
+        found.append(code)
+        stack.extend(const for const in code.co_consts if type(const) is code_type)
+    return found
 
 
 def _fingerprint():
