@@ -67,8 +67,8 @@ def problems(text: str) -> list[str]:
 def on_page_markdown(markdown: str, page, config, files) -> str:
     spans = []
     for fence in FENCE.finditer(markdown):
-        if fence.group(2) in ("bash", "sh", "shell", "console", ""):
-            spans.append(fence.group(3))
+        if fence.group(2) in ("bash", "sh", "shell", "console", ""):  # commands, without their comments
+            spans.append(re.sub(r"(^|\s)#.*", "", fence.group(3)))
     prose = FENCE.sub("", markdown)
     for match in INLINE.finditer(prose):
         code = match.group(2).strip()
