@@ -1,7 +1,7 @@
 """The reward ranks agents of graded skill as an expert would: the ladder of scripted
 policies (``stamina_gym.agents.ladder``) holds its order on a slice of every env, and each
 flaw costs through the term that should price it. The full-episode table is
-``scripts/ladder.py``'s (README)."""
+``scripts/ladder.py``'s (docs/benchmarks/ladder.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""The package's import graph keeps the layering the README draws ("How the parts
-depend on each other"): no import cycle anywhere, and no module imports a layer above its
-own. Every import counts, those inside functions and under ``TYPE_CHECKING`` too: a lazy
-import is a dependency all the same."""
+"""The package's import graph keeps the layering drawn in docs/concepts/architecture.md
+("How the parts depend on each other"): no import cycle anywhere, and no module imports a
+layer above its own. Every import counts, those inside functions and under ``TYPE_CHECKING``
+too: a lazy import is a dependency all the same."""
 
 from __future__ import annotations
 
@@ -117,7 +117,7 @@ def layering_problems(graph: dict[str, set[str]], package: str, layers=LAYERS) -
     for module in sorted(graph):
         level = layer_of(module, package, layers)
         if level is None:
-            problems.append(f"{module} is in no layer: add it to LAYERS (and to the README's picture)")
+            problems.append(f"{module} is in no layer: add it to LAYERS (and to the picture in docs/concepts/architecture.md)")
             continue
         for target in sorted(graph[module]):
             up = layer_of(target, package, layers)
@@ -157,7 +157,7 @@ def test_the_check_finds_a_cycle_an_upward_import_and_a_module_of_no_layer(tmp_p
     problems = layering_problems(import_graph(pkg, "pkg"), "pkg", layers)
     assert "import cycle: pkg.low.a -> pkg.low.b" in problems
     assert "pkg.low.c (low) imports pkg.high (high), a layer above" in problems
-    assert "pkg.stray is in no layer: add it to LAYERS (and to the README's picture)" in problems
+    assert "pkg.stray is in no layer: add it to LAYERS (and to the picture in docs/concepts/architecture.md)" in problems
     assert len(problems) == 3, problems
 
 

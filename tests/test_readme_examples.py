@@ -1,5 +1,5 @@
-"""The README's Trainers examples, run as written (only a port or a URL is swapped for one
-this test owns)."""
+"""The trainer examples of docs/trainers.md (chat mode, SkyRL, verifiers, TRL, serve and
+its client), run as written (only a port or a URL is swapped for one this test owns)."""
 
 from __future__ import annotations
 
@@ -11,19 +11,21 @@ import pytest
 
 from tests.evaluation.chat_server import ChatServer
 
-README = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+PAGE = "docs/trainers.md"
+TRAINERS = (Path(__file__).parents[1] / PAGE).read_text(encoding="utf-8")
 
 
 def blocks(heading: str, language: str) -> list[str]:
-    """The ``language`` code blocks of the README section under ``### heading``."""
-    start = README.index(f"\n### {heading}\n")
-    end = min((i for i in (README.find("\n## ", start + 1), README.find("\n### ", start + 1)) if i != -1), default=len(README))
-    return re.findall(rf"^```{language}\n(.*?)^```$", README[start:end], flags=re.S | re.M)
+    """The ``language`` code blocks of the page's section under ``## heading``."""
+    start = TRAINERS.index(f"\n## {heading}\n")
+    end = TRAINERS.find("\n## ", start + 1)
+    section = TRAINERS[start:] if end == -1 else TRAINERS[start:end]
+    return re.findall(rf"^```{language}\n(.*?)^```$", section, flags=re.S | re.M)
 
 
 def run_python(code: str) -> dict:
     namespace: dict = {"__name__": "readme_example"}
-    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - the README's own example
+    exec(compile(code, PAGE, "exec"), namespace)  # noqa: S102 - the page's own example
     return namespace
 
 

@@ -1,5 +1,5 @@
 """The reward module: each term as its docstring says, the voiding rule, and a term added
-the way the README's "Adding a reward term" says (one function, one entry, one weight)."""
+the way docs/concepts/reward.md's "Adding a reward term" says (one function, one entry, one weight)."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def test_a_broken_sandbox_voids_every_term_and_forgery_pays_below_the_worst_hone
 
 
 def test_adding_a_reward_term_is_one_function_one_entry_and_one_weight(monkeypatch):
-    """The README's worked example, as written there: a weight on the lines changed."""
+    """The worked example of docs/concepts/reward.md, as written there: a weight on the lines changed."""
 
     class Weights(RewardConfig):  # stands for the one field added to RewardConfig
         churn: float = 0.5
