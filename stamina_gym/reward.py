@@ -24,8 +24,8 @@ turn_bonus + regression + quality + rule_violation x rules in force + tamper)``,
 every honest outcome of the turn; neither moves the record of which tests pass.
 
 Adding a term is one function here, taking ``(weights, Judged)`` and returning a float,
-one entry in ``TERMS``, and one weight field in ``RewardConfig`` (the README's "Adding a
-reward term" walks through one).
+one entry in ``TERMS``, and one weight field in ``RewardConfig`` (docs/concepts/reward.md,
+"Adding a reward term", walks through one).
 """
 
 from __future__ import annotations

@@ -322,11 +322,15 @@ def test_a_search_of_every_file_finds_no_planted_marker(backend, planted):
     env.reset(seed=0)
     try:
         (env.workspace.path / name).write_text(f"{token}\n")
-        # -I passes over a binary file after its first block: the marker, like any test, is text.
-        command = f"timeout 280 grep -rlsIF {token} / --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev"
+        # Every file the sandbox shows of the marker's size, whatever its name or folder, is
+        # read: a file holding the marker is one of them. (Reading every byte the sandbox
+        # shows, the trainer's torch included, took 50 s and finds nothing more.)
+        size = len(f"{token}\n".encode())
+        command = (f"timeout 280 find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o -type f -size {size}c "
+                   f"-print0 2>/dev/null | xargs -0 -r grep -lsF {token}")  # fmt: skip
         output, _, _ = act(env, tool="run", command=command)
-        # Exit 2 is for files the sandbox user may not read (/etc/ssl/private); 124 would be the timeout.
-        assert output.startswith(("[exit code 0]", "[exit code 2]")), output
+        # Exit 123 is for files the sandbox user may not read (grep's 2, through xargs); 124 would be the timeout.
+        assert output.startswith(("[exit code 0]", "[exit code 123]")), output
         assert _lines(output) == [f"/repo/{name}"], output
     finally:
         env.close()

@@ -28,23 +28,33 @@ How an outcome reaches the grade
   dumpable, so no child can read its memory or open its descriptors.
 * Every message a child sends is signed with its key (``sha256(key + body)``); the key
   lives in default arguments of harness functions, whose reading raises an audit event.
-  A line that does not verify, a second message for one test, or a message after the end
-  is proof of forgery.
+  The signer signs only when the harness's own code calls it (its caller's code object is
+  checked): a graded function that finds it in a frame signs only its own forgery. A line
+  that does not verify, a second message for one test, or a message after the end is
+  proof of forgery. No frame below the tests holds the signer or the audit hook's switch,
+  and neither the signer nor the hook ever calls into an object the graded code made (a
+  ``__str__``, ``__eq__`` or ``__getattr__`` would run beside them): they test exact types.
 * A test's outcome is what the harness's own ``pytest_pyfunc_call`` saw: it calls the
-  test function (checked to be the one collected) and sends the result at once, so no
-  later rewriting (an ``atexit`` hook, a patched report) can change it. pytest's own
-  reports are sent beside it; a report that says passed where the harness saw the test
-  raise, or a test reported without the harness seeing it, is proof of forgery.
+  test function (checked, by exact type, to be the one collected: an object carrying the
+  real function in ``__func__`` is not it) and sends the result at once, so no later
+  rewriting (an ``atexit`` hook, a patched report) can change it. An outcome is accepted
+  only from that call, for the test that is running, once. pytest's own reports are sent
+  beside it; a report that says passed where the harness saw the test raise, or a test
+  reported without the harness seeing it, is proof of forgery.
 * An **audit hook** (``sys.addaudithook``, which cannot be removed), installed before the
   first product import, ends the child on ctypes, ``gc`` heap walks, tracing hooks, hand
-  made code objects, ``__code__`` swaps, ``/proc/*/mem`` and any read of the harness's
-  defaults. pytest's and pluggy's modules and classes are fingerprinted after configuration
-  and compared after collection and at the end of the session, since rebinding an
-  attribute raises no audit event.
-* **Canaries** (``canaries.py``) catch what slips past all that: each shard has two tests
-  that must fail and one that must pass, written among the hidden tests with names,
-  folders, modification times, planted pycs and source taken from the task's own tests. A
-  must-fail canary that passes is proof of forgery.
+  made code objects (a copy of a code object is allowed to ``types.coroutine`` and
+  hypothesis only: the event does not show the copy's constants, and a shorter tuple lets
+  copied bytecode read past it), ``__code__`` swaps, functions made of the harness's own
+  code, ``/proc/*/mem`` and any read of the harness's defaults. pytest's and pluggy's
+  modules and classes are fingerprinted after configuration and compared after collection
+  and at the end of the session, since rebinding an attribute raises no audit event.
+* **Canaries** (``canaries.py``) catch what slips past all that: each shard has two
+  modules of tests that must fail (several tests each, as real modules hold) and one test
+  that must pass, written among the hidden tests with names, folders, modification times,
+  planted pycs and source taken from the task's own tests. A must-fail canary that passes
+  is proof of forgery. (A must-pass canary can be told by its shape; telling it gains a
+  forger nothing, as it passes whatever the forger does.)
 
 What each outcome pays
 ----------------------
@@ -62,9 +72,15 @@ Not defended
 * A forger that tells canaries from real tests by analysing their source (a must-fail
   canary ends with the negation of a real assertion) and forges only the others, through a
   path none of the checks above sees.
-* Walking the stack (a frame from ``logging.currentframe()``, then ``f_back`` and
-  ``f_locals``, none audited) into pytest's objects and changing them in place between the
-  checks; on Python 3.13 and later ``f_locals`` also writes through to the frame.
+* Reading what a test expects. The hidden tests, their literals included, sit in the
+  interpreter that runs the agent's code: objects the graded code returns can read the
+  running test's file and line from the frame and answer what its assertion compares
+  with; the graded code can also walk the stack (``logging.currentframe()``, then
+  ``f_back`` and ``f_locals``, none audited) into pytest's objects and change fixture
+  values or a test module's globals in place (on Python 3.13 and later ``f_locals`` also
+  writes through to the frame). The remedy is to take the expected values out of the
+  sandbox: a probe that only observes runs there, and a judge on the host holds the
+  expectations (sealed judging; not built yet).
 * Timing and other low-bandwidth channels out of the grading run.
 """
 
