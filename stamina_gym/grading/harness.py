@@ -570,6 +570,110 @@ def _relative(nodeid):
     return nodeid[len("tests/"):] if nodeid.startswith("tests/") else nodeid
 
 
+# -- sealed judging: what a probe sends -----------------------------------------------------
+# (``stamina_gym.grading.seal`` compiles the probes and judges what they send; this side
+# only turns values into plain data. It runs beside the graded code, so nothing here is
+# trusted: a forger may send whatever it likes, and earns what it guesses.)
+
+_ENCODE_DEPTH, _ENCODE_ITEMS, _ENCODE_TEXT = 32, 100_000, 1 << 20
+
+
+class _TooBig(Exception):
+    pass
+
+
+def _encode(value, _depth=0, _budget=None):
+    """``value`` as plain JSON data that ``seal.decode`` reads: builtins by exact type, a
+    subclass of a builtin by its base value, any other object as its class's names up the
+    MRO and its truth. Bounded in depth, items and text (``_TooBig`` past them)."""
+    budget = [_ENCODE_ITEMS, _ENCODE_TEXT] if _budget is None else _budget
+    budget[0] -= 1
+    if _depth > _ENCODE_DEPTH or budget[0] < 0:
+        raise _TooBig
+    inner = (lambda item: _encode(item, _depth + 1, budget))
+    kind = type(value)
+    if value is None or kind is bool:
+        return value
+    for base in (bool, int, float, str, bytes, bytearray, list, tuple, set, frozenset, dict):
+        if isinstance(value, base):
+            break
+    else:
+        try:
+            truth = bool(value)
+        except Exception:  # noqa: BLE001 - the object's own __bool__ failed
+            truth = True
+        return {"obj": [f"{c.__module__}.{c.__qualname__}" for c in kind.__mro__], "truth": truth}
+    if base is int:
+        number = int.__index__(value)
+        return number if -(1 << 53) < number < (1 << 53) else {"i": str(number)}
+    if base is float:
+        return {"f": repr(float.__float__(value))}
+    if base is str:
+        text = str.__str__(value)
+        budget[1] -= len(text)
+        if budget[1] < 0:
+            raise _TooBig
+        return text
+    if base in (bytes, bytearray):
+        import base64
+
+        data = bytes(value)
+        budget[1] -= len(data)
+        if budget[1] < 0:
+            raise _TooBig
+        return {"b": base64.b64encode(data).decode("ascii")}
+    if base is dict:
+        return {"d": [[inner(key), inner(item)] for key, item in list(dict.items(value))]}
+    tag = {list: "l", tuple: "t", set: "s", frozenset: "fs"}[base]
+    return {tag: [inner(item) for item in list(base.__iter__(value))]}
+
+
+class _ProbeRaises:
+    """What ``with _stamina_probe.raises(N) as info:`` is: it swallows an exception as
+    ``pytest.raises`` would (``info.value`` is the exception) and sends what was raised,
+    or that nothing was. The judge decides whether it was the one expected."""
+
+    def __init__(self, point, sink):
+        self.point, self.sink = point, sink
+        self.value = self.type = self.tb = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        if kind is None:
+            self.sink(self.point, {"raised": None})
+            return False
+        if not issubclass(kind, Exception):
+            return False  # a skip, an exit, an interrupt: not what a raises block catches
+        self.value, self.type, self.tb = exc, kind, tb
+        try:
+            message = str(exc)[:_MESSAGE_CAP]
+        except Exception:  # noqa: BLE001 - a message that cannot be read matches no pattern
+            message = ""
+        self.sink(self.point, {"raised": [f"{c.__module__}.{c.__qualname__}" for c in kind.__mro__], "msg": message})
+        return True
+
+
+def _probe_module(sink):
+    """The ``_stamina_probe`` module a probe imports: ``observe(N, value)`` and
+    ``raises(N)``, each handing ``(N, encoded value)`` to ``sink``."""
+    import types
+
+    module = types.ModuleType("_stamina_probe")
+
+    def observe(point, value, _sink=sink, _encode=_encode):
+        try:
+            encoded = _encode(value)
+        except (_TooBig, RecursionError):
+            encoded = {"over": True}
+        _sink(point, encoded)
+
+    module.observe = observe
+    module.raises = lambda point, _sink=sink: _ProbeRaises(point, _sink)
+    return module
+
+
 # -- the child ------------------------------------------------------------------------------
 
 

@@ -1,0 +1,450 @@
+"""Sealed judging, the compiler: a hidden test module becomes a **probe**, which runs in the
+sandbox and only observes, and **points**, which stay on the host and judge. Pure: text in,
+text and data out; nothing here runs the module.
+
+Why. The graded code runs in the interpreter that runs the tests, so whatever a test holds
+there, its expected values included, the graded code can read (the running test's file and
+line are one frame away). Taking the expectations out of that interpreter is the only
+defence that does not depend on winning an arms race inside it: code that forges what the
+probe reports can earn only what it guesses.
+
+What the compiler does to a module (``compile_module``):
+
+* ``assert X <op> C``, where ``C`` is a literal (a constant, or a list, tuple, set or dict
+  of them, a negative number), becomes ``_probe.observe(N, X)``; point ``N`` holds the
+  operator and ``C``. ``assert C <op> X`` likewise (the operator turned round), ``assert
+  not (X <op> C)`` as the negated operator, ``assert A and B`` as the points of ``A`` and
+  of ``B``.
+* ``assert X`` and ``assert not X`` (``X`` not a comparison) observe ``X`` and judge its
+  truth.
+* ``with pytest.raises(E, match=M) as info:`` becomes ``with _probe.raises(N) as info:``;
+  the point holds the exception's name and the pattern, the probe observes what was
+  raised (its class's names up its MRO and its message) and swallows it, as
+  ``pytest.raises`` would, with ``info.value`` still the exception for later lines.
+* Any other assertion is **open**: the probe observes its truth, computed in the sandbox
+  (its literals stay in the probe).
+* Docstrings and comments go; an assertion's message goes.
+
+Each point has a status: **sealed** (its expected value is in no line of the probe and is
+not one a forger would try first), **guessable** (``True``/``False``/``None``, ``""``, a
+small integer, a common HTTP status, a value the test itself passes to the code under test)
+or **open** (the sandbox computes the verdict). ``judge`` turns a test's observations
+(``encode`` makes them in the sandbox, plain data with bounds) into its verdict: every
+observation meets its point, and every point straight in the test's body was reached once.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+#: The name the probe calls its observer by (the harness puts a module of that name in
+#: ``sys.modules`` before any test is imported).
+PROBE_MODULE = "_stamina_probe"
+_ALIAS = "_stamina_observe"
+
+_OPS: dict[type, str] = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
+                         ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}  # fmt: skip
+#: The operator with its sides swapped (``C < X`` is ``X > C``); ``in`` keeps its sides
+#: (the point says which side was observed).
+_TURNED = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<=", "is": "is", "is not": "is not"}
+_NEGATED = {"==": "!=", "!=": "==", "in": "not in", "not in": "in", "is": "is not", "is not": "is"}
+#: Values a forger would try first, whatever the test.
+_COMMON_STATUSES = frozenset({200, 201, 202, 204, 301, 302, 304, 400, 401, 403, 404, 405, 409, 410, 415, 422, 429, 500})
+
+
+@dataclass(frozen=True)
+class Point:
+    """One check of a test, judged on the host."""
+
+    id: int
+    kind: str
+    """``compare`` (the observed value against ``expected`` by ``op``), ``truth`` (its
+    truth is ``expected``), ``raises`` (an exception named ``expected``, its message
+    matching ``pattern``) or ``open`` (the sandbox's own verdict: True passes)."""
+    function: str
+    """The function it sits in (``test_x``, ``Class.test_y``, or a helper's name)."""
+    line: int
+    once: bool
+    """Straight in the function's body (no loop, branch, ``try`` or nested block above it):
+    a run of the function that ends without an exception reaches it exactly once."""
+    status: str
+    """``sealed``, ``guessable`` or ``open``."""
+    op: str = ""
+    expected: Any = None
+    observed_left: bool = True
+    """For ``in``/``not in``: True when the observed value is the left operand."""
+    pattern: str | None = None
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A compiled module: its probe's text and its points by id."""
+
+    probe: str
+    points: Mapping[int, Point]
+    shares: Mapping[str, int] = field(default_factory=dict)
+    """Points per status."""
+
+
+class _Unsealable(Exception):
+    """The expression is not a literal the judge can hold."""
+
+
+def literal(node: ast.expr) -> Any:
+    """The value of a literal expression (constants, their containers, a signed number),
+    or ``_Unsealable``."""
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as exc:
+        raise _Unsealable from exc
+
+
+def compile_module(source: str, filename: str = "<test>") -> Compiled:
+    """The probe and points of a test module (``SyntaxError`` if it does not parse)."""
+    tree = ast.parse(source, filename=filename)
+    compiler = _Compiler(_inputs(tree))
+    tree = compiler.visit(tree)
+    _strip_docstrings(tree)
+    body = tree.body
+    at = next((i for i, node in enumerate(body) if not (isinstance(node, ast.ImportFrom) and node.module == "__future__")), len(body))
+    body.insert(at, ast.Import(names=[ast.alias(name=PROBE_MODULE, asname=_ALIAS)]))
+    ast.fix_missing_locations(tree)
+    probe = ast.unparse(tree) + "\n"
+    points = {point.id: point for point in compiler.points}
+    visible = _probe_literals(probe)
+    points = {pid: _sealed_status(point, visible) for pid, point in points.items()}
+    shares: dict[str, int] = {}
+    for point in points.values():
+        shares[point.status] = shares.get(point.status, 0) + 1
+    return Compiled(probe, points, shares)
+
+
+class _Compiler(ast.NodeTransformer):
+    def __init__(self, inputs: set[Any]) -> None:
+        self.points: list[Point] = []
+        self.inputs = inputs
+        self.scope: list[str] = []
+        self.depth = 0  # how many blocks (loop, branch, try, nested with) sit above the statement
+
+    # -- scopes and blocks ---------------------------------------------------------------
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        self.scope.append(node.name)
+        depth, self.depth = self.depth, 0
+        self.generic_visit(node)
+        self.depth = depth
+        self.scope.pop()
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
+        self.scope.append(node.name)
+        self.generic_visit(node)
+        self.scope.pop()
+        return node
+
+    def _block(self, node: ast.AST) -> ast.AST:
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+        return node
+
+    visit_For = visit_AsyncFor = visit_While = visit_If = visit_Try = _block  # type: ignore[assignment]
+    visit_TryStar = visit_Match = _block  # type: ignore[assignment]
+
+    # -- points ----------------------------------------------------------------------------
+
+    def _point(self, node: ast.AST, kind: str, status: str, **fields: Any) -> int:
+        point = Point(len(self.points) + 1, kind, ".".join(self.scope) or "<module>", getattr(node, "lineno", 0),
+                      self.depth == 0 and bool(self.scope), status, **fields)  # fmt: skip
+        self.points.append(point)
+        return point.id
+
+    def _observe(self, point: int, value: ast.expr, node: ast.AST) -> ast.stmt:
+        call = ast.Call(ast.Attribute(ast.Name(_ALIAS, ast.Load()), "observe", ast.Load()),
+                        [ast.Constant(point), value], [])  # fmt: skip
+        return ast.copy_location(ast.Expr(call), node)
+
+    def visit_Assert(self, node: ast.Assert) -> list[ast.stmt]:
+        return [self._observe(point, value, node) for point, value in self._checks(node.test, node)]
+
+    def _checks(self, test: ast.expr, node: ast.AST) -> list[tuple[int, ast.expr]]:
+        """(point, the expression the probe observes) for each check ``test`` makes."""
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            return [check for value in test.values for check in self._checks(value, node)]
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        inner = test.operand if negated else test
+        if isinstance(inner, ast.Compare) and len(inner.ops) == 1 and type(inner.ops[0]) in _OPS:
+            op = _OPS[type(inner.ops[0])]
+            if negated and op not in _NEGATED:
+                return [self._open(test, node)]
+            op = _NEGATED[op] if negated else op
+            left, right = inner.left, inner.comparators[0]
+            for observed, constant, observed_left in ((left, right, True), (right, left, False)):
+                try:
+                    expected = literal(constant)
+                except _Unsealable:
+                    continue
+                if not observed_left and op not in ("in", "not in"):
+                    op = _TURNED[op]
+                point = self._point(node, "compare", "sealed", op=op, expected=expected, observed_left=observed_left)
+                return [(point, observed)]
+            return [self._open(test, node)]
+        if isinstance(inner, ast.Compare):  # a chain, or an operator the judge does not apply
+            return [self._open(test, node)]
+        return [(self._point(node, "truth", "guessable", expected=not negated), inner)]
+
+    def _open(self, test: ast.expr, node: ast.AST) -> tuple[int, ast.expr]:
+        return self._point(node, "open", "open"), ast.Call(ast.Name("bool", ast.Load()), [test], [])
+
+    def visit_With(self, node: ast.With) -> ast.AST:
+        items = []
+        for item in node.items:
+            raised = _raises_of(item.context_expr)
+            if raised is None:
+                items.append(item)
+                continue
+            names, pattern = raised
+            point = self._point(node, "raises", "sealed", expected=names, pattern=pattern)
+            call = ast.Call(ast.Attribute(ast.Name(_ALIAS, ast.Load()), "raises", ast.Load()), [ast.Constant(point)], [])
+            items.append(ast.withitem(ast.copy_location(call, item.context_expr), item.optional_vars))
+        node.items = items
+        return self._block(node)
+
+    visit_AsyncWith = visit_With  # type: ignore[assignment]
+
+
+def _raises_of(expr: ast.expr) -> tuple[tuple[str, ...], str | None] | None:
+    """``pytest.raises(E)`` or ``pytest.raises((E1, E2), match="...")`` as a context:
+    the exception names and the pattern; None for anything else (other forms stay)."""
+    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "raises"
+            and isinstance(expr.func.value, ast.Name) and expr.func.value.id == "pytest" and len(expr.args) == 1):  # fmt: skip
+        return None
+    kinds = expr.args[0].elts if isinstance(expr.args[0], ast.Tuple) else [expr.args[0]]
+    names = []
+    for kind in kinds:
+        if isinstance(kind, ast.Name):
+            names.append(kind.id)
+        elif isinstance(kind, ast.Attribute):
+            names.append(kind.attr)
+        else:
+            return None
+    pattern = None
+    for keyword in expr.keywords:
+        if keyword.arg != "match" or not isinstance(keyword.value, ast.Constant) or not isinstance(keyword.value.value, str):
+            return None
+        pattern = keyword.value.value
+    return tuple(names), pattern
+
+
+def _inputs(tree: ast.Module) -> set[Any]:
+    """The literals the module passes to calls: echoing one is a forger's first guess."""
+    found: set[Any] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            for argument in [*node.args, *(keyword.value for keyword in node.keywords)]:
+                for child in ast.walk(argument):
+                    if isinstance(child, ast.Constant) and _hashable(child.value):
+                        found.add(child.value)
+    return found
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _probe_literals(probe: str) -> set[Any]:
+    """The literals a reader of the probe sees (point numbers aside)."""
+    tree = ast.parse(probe)
+    numbers = {id(node.args[0]) for node in ast.walk(tree) if isinstance(node, ast.Call) and node.args
+               and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
+               and node.func.value.id == _ALIAS}  # fmt: skip
+    return {node.value for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and id(node) not in numbers and _hashable(node.value)}  # fmt: skip
+
+
+def _atoms(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [atom for pair in value.items() for item in pair for atom in _atoms(item)]
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [atom for item in value for atom in _atoms(item)]
+    return [value]
+
+
+def _sealed_status(point: Point, visible: set[Any]) -> Point:
+    """A compare or raises point is sealed unless its expected value can be had for free:
+    it is written elsewhere in the probe, or it is a value a forger tries first."""
+    if point.kind == "raises":
+        return point
+    if point.kind != "compare":
+        return point
+    atoms = _atoms(point.expected)
+    if any(_guessable(atom) for atom in atoms) and len(atoms) <= 1:
+        return _with(point, "guessable")
+    if all(_hashable(atom) and (atom in visible) for atom in atoms):
+        return _with(point, "guessable")
+    return point
+
+
+def _guessable(atom: Any) -> bool:
+    if atom is None or isinstance(atom, bool) or atom == "" or atom == b"":
+        return True
+    if isinstance(atom, int):
+        return -16 <= atom <= 16 or atom in _COMMON_STATUSES
+    return False
+
+
+def _with(point: Point, status: str) -> Point:
+    return Point(**{**point.__dict__, "status": status})
+
+
+def _strip_docstrings(tree: ast.AST) -> None:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                node.body[0] = ast.copy_location(ast.Pass(), first) if len(node.body) == 1 else node.body[0]
+                if len(node.body) > 1:
+                    del node.body[0]
+
+
+# -- what the probe sends, and how the host reads it --------------------------------------
+
+
+class Opaque:
+    """An object of the graded code's own class, as the host sees it: its class's names and
+    its truth. It equals nothing but itself."""
+
+    def __init__(self, names: Sequence[str], truth: bool) -> None:
+        self.names, self.truth = tuple(names), truth
+
+    def __bool__(self) -> bool:
+        return self.truth
+
+    def __repr__(self) -> str:
+        return f"<{self.names[0] if self.names else 'object'}>"
+
+
+class Malformed(ValueError):
+    """An observation that is not what ``encode`` makes."""
+
+
+_MAX_DEPTH, _MAX_ITEMS = 32, 100_000
+
+
+def decode(data: Any, _depth: int = 0, _budget: list[int] | None = None) -> Any:
+    """The plain value an encoded observation stands for; ``Malformed`` when it is not one
+    ``encode`` makes (or past the bounds). Never runs anything of the sandbox's."""
+    budget = [_MAX_ITEMS] if _budget is None else _budget
+    budget[0] -= 1
+    if _depth > _MAX_DEPTH or budget[0] < 0:
+        raise Malformed("an observation past the bounds on depth or size")
+    if data is None or isinstance(data, (bool, str)) or (isinstance(data, int) and not isinstance(data, bool)):
+        return data
+    if not isinstance(data, dict) or len(data) not in (1, 2):
+        raise Malformed(f"not an encoded value: {type(data).__name__}")
+    (tag, value), *rest = data.items()
+    inner = (lambda item: decode(item, _depth + 1, budget))
+    if tag == "f" and isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError as exc:
+            raise Malformed("a float that is not one") from exc
+    if tag == "i" and isinstance(value, str) and re.fullmatch(r"-?\d{1,4300}", value):
+        return int(value)
+    if tag in ("l", "t", "s", "fs") and isinstance(value, list):
+        items = [inner(item) for item in value]
+        try:
+            return {"l": list, "t": tuple, "s": set, "fs": frozenset}[tag](items)
+        except TypeError as exc:
+            raise Malformed("a set of unhashable items") from exc
+    if tag == "d" and isinstance(value, list) and all(isinstance(pair, list) and len(pair) == 2 for pair in value):
+        try:
+            return {inner(key): inner(item) for key, item in value}
+        except TypeError as exc:
+            raise Malformed("a dict with an unhashable key") from exc
+    if tag == "b" and isinstance(value, str):
+        import base64
+
+        return base64.b64decode(value.encode("ascii"), validate=True)
+    if tag == "obj" and isinstance(value, list) and all(isinstance(name, str) for name in value):
+        truth = rest[0][1] if rest and rest[0][0] == "truth" else True
+        return Opaque(value, bool(truth))
+    if tag == "raised":
+        if value is None:
+            return None
+        if isinstance(value, list) and all(isinstance(name, str) for name in value) and rest and rest[0][0] == "msg":
+            return Raised(tuple(value), str(rest[0][1]))
+    raise Malformed(f"an unknown tag {tag!r}")
+
+
+@dataclass(frozen=True)
+class Raised:
+    """What a ``raises`` point observed: the exception's class names up its MRO
+    (``module.qualname``) and its message."""
+
+    names: tuple[str, ...]
+    message: str
+
+
+_COMPARE = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
+            ">=": operator.ge, "is": lambda a, b: a is b or (a == b and type(a) is type(b) and a in (None, True, False)),
+            "is not": lambda a, b: not (a is b or (a == b and type(a) is type(b) and a in (None, True, False)))}  # fmt: skip
+
+
+def meets(point: Point, observed: Any) -> bool:
+    """Whether one decoded observation meets its point (an exception in the comparison of
+    mismatched plain types, as Python raises it, is a failure)."""
+    try:
+        if point.kind == "open":
+            return observed is True
+        if point.kind == "truth":
+            return bool(observed) is point.expected
+        if point.kind == "raises":
+            if not isinstance(observed, Raised):
+                return False
+            short = {name.rsplit(".", 1)[-1] for name in observed.names}
+            if not short & set(point.expected):
+                return False
+            return point.pattern is None or re.search(point.pattern, observed.message) is not None
+        if point.op in ("in", "not in"):
+            inside = (observed in point.expected) if point.observed_left else (point.expected in observed)
+            return inside if point.op == "in" else not inside
+        if isinstance(observed, float) and math.isnan(observed) and point.op == "==":
+            return False
+        return bool(_COMPARE[point.op](observed, point.expected))
+    except Exception:  # noqa: BLE001 - e.g. "<" between a str and an int: the assertion raises
+        return False
+
+
+def judge(points: Mapping[int, Point], function: str, observations: Iterable[tuple[int, Any]]) -> tuple[bool, str]:
+    """The verdict on one run of a test whose function is ``function``, from the
+    ``(point, encoded value)`` pairs its probe sent: every observation meets its point and
+    every point straight in the function's body was reached exactly once. (Whether the
+    probe's function returned without an exception is the runner's to add.)"""
+    counts: dict[int, int] = {}
+    for pid, encoded in observations:
+        point = points.get(pid) if isinstance(pid, int) else None
+        if point is None:
+            return False, f"an observation of an unknown point ({pid!r})"
+        try:
+            value = decode(encoded)
+        except Malformed as exc:
+            return False, f"point {pid}: {exc}"
+        if not meets(point, value):
+            return False, f"point {pid} (line {point.line}) does not hold"
+        counts[pid] = counts.get(pid, 0) + 1
+    for point in points.values():
+        if point.function == function and point.once and counts.get(point.id, 0) != 1:
+            return False, f"point {point.id} (line {point.line}) was reached {counts.get(point.id, 0)} times, not once"
+    return True, ""

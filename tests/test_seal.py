@@ -1,0 +1,233 @@
+"""Sealed judging's compiler and judge (``stamina_gym.grading.seal``) and what a probe sends
+(``harness._encode``): a probe holds no sealed expected value, honest code passes the judge,
+wrong code and forged observations that guess do not. The probe runs here as the sandbox
+would run it, through a ``_stamina_probe`` module the harness makes."""
+
+from __future__ import annotations
+
+import ast
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from stamina_gym.grading import harness, seal
+
+MODULE = '''"""Shopping list tests."""
+import pytest
+
+from shop import service
+
+
+def test_add_and_count():
+    """A docstring that says what the test expects."""
+    item = service.add("Buy milk", qty=3)
+    assert item["title"] == "Buy milk"  # an echo of the input: guessable
+    assert item["qty"] * 7 == 21  # sealed: 21 appears nowhere else
+    assert service.count() == 1
+    assert "secret-tag-8471" in item["tags"]
+    assert item["id"]
+    assert not item["done"]
+    assert service.total() > 40 and service.total() < 9000.5
+
+
+def test_unknown_raises():
+    with pytest.raises(KeyError, match="no item 7734"):
+        service.get(7734)
+    with pytest.raises(service.Missing) as info:
+        service.get(5)
+    assert info.value.args
+
+
+def test_open_comparison():
+    assert service.count() == service.count()
+'''
+
+
+def compiled() -> seal.Compiled:
+    return seal.compile_module(MODULE, "test_shop.py")
+
+
+def honest_shop():
+    class Missing(Exception):
+        pass
+
+    state = {"items": []}
+
+    def add(title, qty=1):
+        item = {"id": len(state["items"]) + 1, "title": title, "qty": qty, "tags": ["secret-tag-8471"], "done": False}
+        state["items"].append(item)
+        return item
+
+    def get(number):
+        if number == 7734:
+            raise KeyError(f"no item {number}")
+        raise Missing(number)
+
+    return types.SimpleNamespace(Missing=Missing, add=add, get=get, count=lambda: len(state["items"]),
+                                 total=lambda: 41.0)  # fmt: skip
+
+
+def run_probe(probe: str, shop, test: str) -> tuple[bool, list]:
+    """Run one test function of the probe with ``shop`` as the product: whether it ended
+    without an exception, and what it sent."""
+    sent: list = []
+    sys.modules["_stamina_probe"] = harness._probe_module(lambda point, value: sent.append((point, value)))
+    sys.modules["shop"] = types.SimpleNamespace(service=shop)  # type: ignore[assignment]
+    try:
+        namespace: dict = {"__name__": "probe"}
+        exec(compile(probe, "probe", "exec"), namespace)  # noqa: S102 - the compiled test under test
+        try:
+            namespace[test]()
+            ended = True
+        except Exception:  # noqa: BLE001 - the probe's test raised: the runner fails it
+            ended = False
+        return ended, sent
+    finally:
+        sys.modules.pop("_stamina_probe", None)
+        sys.modules.pop("shop", None)
+
+
+def verdict(shop, test: str) -> bool:
+    module = compiled()
+    ended, sent = run_probe(module.probe, shop, test)
+    return ended and seal.judge(module.points, test, sent)[0]
+
+
+def test_the_probe_holds_no_sealed_expected_value_and_says_what_it_is():
+    module = compiled()
+    probe_literals = {node.value for node in ast.walk(ast.parse(module.probe)) if isinstance(node, ast.Constant)}
+    sealed = [point for point in module.points.values() if point.status == "sealed"]
+    assert {21, "secret-tag-8471", 9000.5, "no item 7734"} <= {
+        atom for point in sealed for atom in (point.expected, point.pattern) if atom is not None}
+    assert not {21, "secret-tag-8471", 9000.5, 40, "no item 7734"} & probe_literals
+    assert "docstring" not in module.probe and "guessable" not in module.probe  # docstrings and comments go
+    kinds = {(point.function, point.kind, point.status) for point in module.points.values()}
+    assert ("test_add_and_count", "compare", "guessable") in kinds  # "Buy milk" is also an input, 1 is small
+    assert ("test_add_and_count", "truth", "guessable") in kinds
+    assert ("test_unknown_raises", "raises", "sealed") in kinds
+    assert ("test_open_comparison", "open", "open") in kinds
+    assert module.shares["sealed"] >= 5
+
+
+@pytest.mark.parametrize("test", ["test_add_and_count", "test_unknown_raises", "test_open_comparison"])
+def test_honest_code_passes_the_judge(test):
+    assert verdict(honest_shop(), test)
+
+
+@pytest.mark.parametrize(
+    "flaw",
+    ["title", "qty", "tags", "done", "total-high", "no-raise", "wrong-exception", "wrong-message"],
+)
+def test_each_wrong_behaviour_fails_the_judge(flaw):
+    shop = honest_shop()
+    add, get = shop.add, shop.get
+    wrong_field = {"title": "BUY MILK", "qty": 4, "tags": [], "done": True}
+    if flaw in wrong_field:
+        def broken_add(title, qty=1):
+            item = add(title, qty)
+            item[flaw] = wrong_field[flaw]
+            return item
+
+        shop.add = broken_add
+    elif flaw == "total-high":
+        shop.total = lambda: 9000.5
+    elif flaw == "no-raise":
+        shop.get = lambda number: None
+    elif flaw == "wrong-exception":
+        def wrong(number):
+            raise ValueError(f"no item {number}")
+
+        shop.get = wrong
+    else:
+        def other(number):
+            if number == 7734:
+                raise KeyError("missing")
+            return get(number)
+
+        shop.get = other
+    test = "test_unknown_raises" if flaw in ("no-raise", "wrong-exception", "wrong-message") else "test_add_and_count"
+    assert not verdict(shop, test)
+
+
+class EqualsAnything:
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    def __contains__(self, item):
+        return True
+
+    def __gt__(self, other):
+        return True
+
+    __lt__ = __ge__ = __le__ = __gt__
+
+    def __getitem__(self, key):
+        return self
+
+    def __mul__(self, other):
+        return self
+
+
+def test_values_that_equal_anything_earn_nothing_sealed():
+    """The judge compares plain data on the host: an object of the product's own class is
+    its class's names there, which equal no literal."""
+    shop = honest_shop()
+    shop.add = lambda title, qty=1: EqualsAnything()
+    assert not verdict(shop, "test_add_and_count")
+
+
+def test_a_forger_that_answers_every_point_with_a_first_guess_fails_the_sealed_ones():
+    """The forger takes over the stream: it sends, for every point its probe reaches, the
+    test's own inputs, True/False/None, common statuses, small integers and "" in turn,
+    and the best of them for each point (it may read the probe, not the points)."""
+    module = compiled()
+    guesses = [True, False, None, "", 0, 1, 2, 3, 200, 201, 204, 400, 404, "Buy milk", 7734, 5, {"raised": None}]
+    passed = []
+    for test in ("test_add_and_count", "test_unknown_raises"):
+        reached = sorted({pid for pid, point in module.points.items() if point.function == test})
+        best = all(any(seal.meets(module.points[pid], seal.decode(harness._encode(g) if not isinstance(g, dict) else g))
+                       for g in guesses) for pid in reached)  # fmt: skip
+        passed.append(best)
+    assert passed == [False, False]
+
+
+def test_malformed_or_oversized_observations_fail_and_never_run_anything():
+    module = compiled()
+    point = next(pid for pid, p in module.points.items() if p.status == "sealed" and p.kind == "compare")
+    for bad in [{"over": True}, {"obj": "x"}, {"d": [[{"l": []}, 1]]}, {"f": "not a float"}, [1, 2], {"i": "1" * 5000}]:
+        assert seal.judge(module.points, "test_add_and_count", [(point, bad)])[0] is False
+    deep: object = []
+    for _ in range(100):
+        deep = [deep]
+    assert harness._probe_module(lambda *a: None) and seal.judge(module.points, "-", [(point, {"over": True})])[0] is False
+    with pytest.raises(harness._TooBig):
+        harness._encode(deep)
+
+
+def test_a_point_straight_in_the_body_must_be_reached_once():
+    module = compiled()
+    ended, sent = run_probe(module.probe, honest_shop(), "test_add_and_count")
+    assert ended and seal.judge(module.points, "test_add_and_count", sent)[0]
+    assert not seal.judge(module.points, "test_add_and_count", sent[1:])[0]  # a point skipped
+    assert not seal.judge(module.points, "test_add_and_count", [*sent, sent[0]])[0]  # reached twice
+
+
+@pytest.mark.parametrize("task", ["todo", "clarify"])
+def test_every_hidden_test_module_of_the_shipped_tasks_compiles(task):
+    """Every module compiles to a probe that parses; the shares of sealed, guessable and
+    open points are what ``scripts/seal_report.py`` prints per task."""
+    root = Path(__file__).parents[1] / "tasks" / task
+    modules = sorted(root.glob("turns/*/tests/**/*.py"))
+    assert modules
+    shares: dict[str, int] = {}
+    for path in modules:
+        module = seal.compile_module(path.read_text(encoding="utf-8"), str(path))
+        ast.parse(module.probe)
+        for status, count in module.shares.items():
+            shares[status] = shares.get(status, 0) + count
+    assert shares.get("sealed", 0) > 0 and shares.get("open", 0) >= 0
