@@ -26,9 +26,11 @@ else
   echo "test.sh: mkdocs is missing: STAMINA_GYM_EXTRAS must include docs" >&2
   docs_status=1
 fi
-# One process by default; STAMINA_GYM_TEST_WORKERS=2 runs two pytest-xdist workers (the groups
-# are tests/conftest.py's), which gains little on two cores.
-workers="${STAMINA_GYM_TEST_WORKERS:-0}"
+# Two pytest-xdist workers by default (STAMINA_GYM_TEST_WORKERS=0: one process). Each test
+# module, the tests of a shared episode and all docker tests keep to one worker each
+# (tests/conftest.py). Much of the suite waits on sandboxes: two workers took the suite from
+# 1,410 s to 1,040 s on this 2-core machine (docs/speed.md).
+workers="${STAMINA_GYM_TEST_WORKERS:-2}"
 parallel=()
 [ "$workers" != 0 ] && parallel=(-n "$workers" --dist loadgroup)
 # The 15 slowest tests are printed at the end, so that growth is seen when it happens.

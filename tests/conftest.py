@@ -34,11 +34,21 @@ def pytest_collection_modifyitems(config, items):
     of work (its module fixtures are made once), the tests of a shared session fixture
     share one worker, and so do all docker tests; the slow tests go out first, so that none
     of them is left to run alone at the end. Without xdist the markers change nothing."""
+    grouping = getattr(config.option, "loadgroup", False) or getattr(config.option, "dist", None) == "loadgroup"
     for item in items:
         shared = [SHARED[name] for name in getattr(item, "fixturenames", ()) if name in SHARED]
         if item.get_closest_marker("docker") is not None:
             shared.insert(0, DOCKER_GROUP)
-        item.add_marker(pytest.mark.xdist_group(shared[0] if shared else item.nodeid.split("::")[0]))
+        group = shared[0] if shared else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
+        if grouping and hasattr(item, "_id") and "@" not in item.nodeid:
+            # pytest-xdist names the group in the node id (``id@group``, which its scheduler
+            # splits on) through ``item._nodeid``; from pytest 9.2 a node's id is ``_id``, so
+            # that did nothing and every test went to any worker (a shared episode was played
+            # once per worker). The same suffix, where pytest reads it.
+            from _pytest.nodeid import NodeId
+
+            item._id = NodeId.parse(f"{item.nodeid}@{group}")
     if config.pluginmanager.hasplugin("xdist") and getattr(config.option, "numprocesses", None):
         items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
