@@ -284,8 +284,6 @@ def _atoms(value: Any) -> list[Any]:
 def _sealed_status(point: Point, visible: set[Any]) -> Point:
     """A compare or raises point is sealed unless its expected value can be had for free:
     it is written elsewhere in the probe, or it is a value a forger tries first."""
-    if point.kind == "raises":
-        return point
     if point.kind != "compare":
         return point
     atoms = _atoms(point.expected)
@@ -309,13 +307,12 @@ def _with(point: Point, status: str) -> Point:
 
 
 def _strip_docstrings(tree: ast.AST) -> None:
+    """Drop every docstring (a body left empty gets ``pass``)."""
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
             first = node.body[0]
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-                node.body[0] = ast.copy_location(ast.Pass(), first) if len(node.body) == 1 else node.body[0]
-                if len(node.body) > 1:
-                    del node.body[0]
+                node.body[0:1] = [] if len(node.body) > 1 else [ast.copy_location(ast.Pass(), first)]
 
 
 # -- what the probe sends, and how the host reads it --------------------------------------
