@@ -23,13 +23,14 @@ import random
 import secrets
 import shutil
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Collection, Mapping, Sequence
 
 from stamina_gym import collection, pyast, safetree
 from stamina_gym.errors import SandboxError, TreeTooLarge
 from stamina_gym.grading import canaries as canary_plan
+from stamina_gym.grading import seal
 from stamina_gym.grading.grade import Canaries
 from stamina_gym.grading import HARNESS_PROGRAM
 from stamina_gym.grading.harness import MARKER
@@ -159,6 +160,9 @@ class StagedTests:
     canaries: Canaries
     shards: list[dict]
     """Each shard's pytest arguments and the test ids it keeps (the job's ``shards``)."""
+    sealed: Mapping[str, Mapping[int, seal.Point]] = field(default_factory=dict)
+    """The points of every staged module that went in as a probe (path under the tests
+    folder -> its points): they stay here, on the host, and judge what the probes send."""
 
     def matches(self, turns: Sequence[Turn], only: Collection[str] | None) -> bool:
         return self.turns == tuple(t.id for t in turns) and self.only == (None if only is None else frozenset(only))
@@ -177,10 +181,13 @@ def stage_tests(
     only: Collection[str] | None = None,
     costs: Mapping[str, float] | None = None,
     report_dropped: bool = False,
+    sealed_judging: bool = True,
 ) -> StagedTests:
     """Write the grading folder of a run of ``turns``' hidden tests (see
     ``run_hidden_tests``) into a new folder under ``scratch``; the env makes it while the
-    agent works, so that a submit only copies the source in."""
+    agent works, so that a submit only copies the source in. With ``sealed_judging`` (the
+    default) the modules go in as probes and their points stay in the ``StagedTests``;
+    without it, as written (what ``validate`` compares the probes with)."""
     params = dict(params or {})
     wanted = None if only is None else frozenset(only)
     chosen = {turn.id: _chosen(turn, wanted) for turn in turns}
@@ -192,7 +199,8 @@ def stage_tests(
     planned = _plan_canaries(task, shards, texts, params)
     canaries = Canaries({f"{c.path}::{c.test}": c.expected for group in planned for c in group},
                         {c.path: c.source for group in planned for c in group})  # fmt: skip
-    _write_tests(grade_dir / "tests", {**texts, **canaries.source})
+    probes, sealed = seal_modules({**texts, **canaries.source}) if sealed_judging else ({**texts, **canaries.source}, {})
+    _write_tests(grade_dir / "tests", probes)
     if task.support_dir:
         shutil.copytree(task.support_dir, grade_dir / "support", ignore=shutil.ignore_patterns("__pycache__"))
         if task.meta.params:
@@ -207,7 +215,18 @@ def stage_tests(
         keep += [f"{c.path}::{c.test}" for c in own]
         files = sorted({tid.split("::")[0] for tid in keep})
         job_shards.append({"args": pytest_args(number, files), "keep": keep, "report_dropped": report_dropped})
-    return StagedTests(folder, tuple(t.id for t in turns), wanted, canaries, job_shards)
+    return StagedTests(folder, tuple(t.id for t in turns), wanted, canaries, job_shards, sealed)
+
+
+def seal_modules(texts: Mapping[str, str]) -> tuple[dict[str, str], dict[str, Mapping[int, seal.Point]]]:
+    """The staged files with every Python module in as its probe, and the points of each
+    (``seal.compiled``, kept by content): the expected values never enter the sandbox."""
+    probes, sealed = dict(texts), {}
+    for rel, text in texts.items():
+        module = seal.compiled(text, rel) if rel.endswith(".py") else None
+        if module is not None:
+            probes[rel], sealed[rel] = module.probe, module.points
+    return probes, sealed
 
 
 def run_hidden_tests(
@@ -225,6 +244,7 @@ def run_hidden_tests(
     staged: StagedTests | None = None,
     started: Callable[[], None] | None = None,
     report_dropped: bool = False,
+    sealed_judging: bool = True,
 ) -> HiddenRun:
     """Copy ``source``, add the hidden tests of ``turns`` (rendered with the episode's
     ``params`` when the task has any) and canaries, run, parse. (A grading cache wraps this
@@ -237,7 +257,8 @@ def run_hidden_tests(
     cost rather than by their number. ``staged`` is the grading folder made ahead by
     ``stage_tests`` (used when it is for these turns and tests, discarded either way).
     ``started`` is called once the run is handed to the sandbox. With ``report_dropped``
-    the run names the tests pytest collected in the staged files that it did not keep."""
+    the run names the tests pytest collected in the staged files that it did not keep;
+    ``sealed_judging`` is ``stage_tests``'s."""
     params = dict(params or {})
     workers = sandbox.config.workers() if workers is None else workers
     if staged is not None and not staged.matches(turns, only):
@@ -251,7 +272,7 @@ def run_hidden_tests(
         return HiddenRun(None, None, Canaries({}), str(exc))
     if staged is None:
         staged = stage_tests(task=task, turns=turns, scratch=scratch, workers=workers, params=params, only=only, costs=costs,
-                             report_dropped=report_dropped)  # fmt: skip
+                             report_dropped=report_dropped, sealed_judging=sealed_judging)  # fmt: skip
     stage = warm.root if warm else staged.folder
     try:
         if warm:
@@ -279,7 +300,7 @@ def run_hidden_tests(
                                   max_output_chars=_REPORT_CHARS)  # fmt: skip
         except SandboxError as exc:
             return HiddenRun(None, None, staged.canaries, str(exc))
-        return _read_report(run, staged.canaries, job["id"])
+        return _read_report(run, staged.canaries, job["id"], staged.sealed)
     finally:
         if warm:
             _empty(stage)
@@ -336,17 +357,21 @@ def _empty(stage: Path) -> None:
 
 
 #: The report is the last line of the harness's output: never cut.
-_REPORT_CHARS = 12 * 1024 * 1024
+_REPORT_CHARS = 40 * 1024 * 1024
 
 
-def _read_report(run: RunResult, canaries: Canaries, job_id: str) -> HiddenRun:
-    """The harness parent's report on job ``job_id``, or why there is none."""
+def _read_report(run: RunResult, canaries: Canaries, job_id: str,
+                 sealed: Mapping[str, Mapping[int, seal.Point]] | None = None) -> HiddenRun:  # fmt: skip
+    """The harness parent's report on job ``job_id``, or why there is none; the outcomes
+    of tests whose modules went in as probes are judged here (``seal.judge_run``)."""
     marker = run.output.rfind(MARKER)
     if marker < 0:
         return HiddenRun(run, None, canaries, "the harness wrote no report")
     try:
         report = json.loads(run.output[marker + len(MARKER) :].split("\n", 1)[0])
-        outcomes = {tid: Outcome(status, message) for tid, (status, message) in report["outcomes"].items()}
+        judged = seal.judge_run({tid: (status, message) for tid, (status, message) in report["outcomes"].items()},
+                                report.get("observations") or {}, sealed or {})  # fmt: skip
+        outcomes = {tid: Outcome(status, message) for tid, (status, message) in judged.items()}
         shards = report["shards"]
     except (ValueError, KeyError, TypeError) as exc:
         return HiddenRun(run, None, canaries, f"the harness report does not parse: {exc}")

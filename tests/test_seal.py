@@ -6,6 +6,7 @@ would run it, through a ``_stamina_probe`` module the harness makes."""
 from __future__ import annotations
 
 import ast
+import json
 import sys
 import types
 from pathlib import Path
@@ -73,7 +74,7 @@ def run_probe(probe: str, shop, test: str) -> tuple[bool, list]:
     """Run one test function of the probe with ``shop`` as the product: whether it ended
     without an exception, and what it sent."""
     sent: list = []
-    sys.modules["_stamina_probe"] = harness._probe_module(lambda point, value: sent.append((point, value)))
+    sys.modules["_stamina_probe"] = harness._probe_module(lambda key, point, text: sent.append((point, json.loads(text))))
     sys.modules["shop"] = types.SimpleNamespace(service=shop)  # type: ignore[assignment]
     try:
         namespace: dict = {"__name__": "probe"}

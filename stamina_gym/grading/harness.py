@@ -45,6 +45,12 @@ MARKER = "\x1estamina-gym-report "
 _LOG_TAIL = 4096
 _RESULT_CAP = 32 * 1024 * 1024
 _MESSAGE_CAP = 600
+#: Sealed judging: the longest observation sent (``seal.OBSERVATION_CAP``), and what one
+#: test and one shard may send in all; past any, what is sent fails its test (``{"over":
+#: true}``), and a shard's messages stay far below ``_RESULT_CAP``.
+_OBSERVATION_CAP = 1 << 20
+_OBSERVED_PER_TEST = 1 << 20
+_OBSERVED_PER_SHARD = 4 << 20
 #: Modules whose attributes the graded code must leave alone: the test runner's and the
 #: assertion helpers' (unittest's, the builtins), where a rebinding makes failing tests pass.
 _WATCHED = ("_pytest", "pytest", "pluggy", "unittest", "builtins")
@@ -242,7 +248,7 @@ def run_job(job, roots, pytest, sha256):
             pass
         os.close(shard["go"])
     _collect(shards, deadline)
-    report = {"id": job.get("id"), "shards": [], "outcomes": {}}
+    report = {"id": job.get("id"), "shards": [], "outcomes": {}, "observations": {}}
     for shard in shards:
         _, status = os.waitpid(shard["pid"], 0)
         verdict = _judge(shard["lines"], sha256)
@@ -252,6 +258,7 @@ def run_job(job, roots, pytest, sha256):
             log=shard["tail"].decode("utf-8", "replace"),
         )
         report["outcomes"].update(verdict.pop("outcomes"))
+        report["observations"].update(verdict.pop("observations"))
         report["shards"].append(verdict)
     return report
 
@@ -496,7 +503,7 @@ def _judge(lines, sha256):
     """Verify one child's messages and turn them into outcomes (test id relative to the
     tests folder -> [status, message]) plus what the run says about itself."""
     verdict = {"hello": False, "done": None, "alarm": None, "integrity": [], "forged": [], "notes": [], "dropped": [],
-               "outcomes": {}}  # fmt: skip
+               "outcomes": {}, "observations": {}}  # fmt: skip
     if not lines or not lines[0].startswith(b"hello "):
         return verdict
     key = bytes.fromhex(lines[0][6:].decode("ascii", "replace").strip() or "00")
@@ -522,6 +529,9 @@ def _judge(lines, sha256):
             reports[nodeid][when] = (outcome, message)
         elif kind == "collect" and len(fields) == 2:
             collected[fields[0]] = fields[1]
+        elif kind == "observe" and len(fields) == 4 and fields[2].isdigit():
+            nodeid, module, point, text = fields
+            verdict["observations"].setdefault(_relative(nodeid), []).append([module, int(point), text])
         elif kind == "subtest" and len(fields) == 2:
             subtests.setdefault(fields[0], fields[1])
         elif kind == "note":
@@ -629,12 +639,13 @@ def _encode(value, _depth=0, _budget=None):
 
 
 class _ProbeRaises:
-    """What ``with _stamina_probe.raises(N) as info:`` is: it swallows an exception as
+    """What ``with _stamina_observe.raises(N) as info:`` is: it swallows an exception as
     ``pytest.raises`` would (``info.value`` is the exception) and sends what was raised,
-    or that nothing was. The judge decides whether it was the one expected."""
+    or that nothing was. The judge decides whether it was the one expected. With
+    ``base`` it also swallows the ``BaseException``s a test can expect (``SystemExit``)."""
 
-    def __init__(self, point, sink):
-        self.point, self.sink = point, sink
+    def __init__(self, point, sink, base=False):
+        self.point, self.sink, self.base = point, sink, base
         self.value = self.type = self.tb = None
 
     def __enter__(self):
@@ -644,7 +655,8 @@ class _ProbeRaises:
         if kind is None:
             self.sink(self.point, {"raised": None})
             return False
-        if not issubclass(kind, Exception):
+        caught = (Exception, SystemExit, KeyboardInterrupt, GeneratorExit) if self.base else Exception
+        if not issubclass(kind, caught):
             return False  # a skip, an exit, an interrupt: not what a raises block catches
         self.value, self.type, self.tb = exc, kind, tb
         try:
@@ -656,21 +668,31 @@ class _ProbeRaises:
 
 
 def _probe_module(sink):
-    """The ``_stamina_probe`` module a probe imports: ``observe(N, value)`` and
-    ``raises(N)``, each handing ``(N, encoded value)`` to ``sink``."""
+    """The ``_stamina_probe`` module a probe imports: ``bind(key)`` gives the module whose
+    key that is its ``observe(N, value)`` and ``raises(N)``, each handing ``(key, N,
+    encoded value)`` to ``sink``. A value past the bounds is sent as ``{"over": true}``,
+    which fails its test."""
+    import json
     import types
 
     module = types.ModuleType("_stamina_probe")
 
-    def observe(point, value, _sink=sink, _encode=_encode):
-        try:
-            encoded = _encode(value)
-        except (_TooBig, RecursionError):
-            encoded = {"over": True}
-        _sink(point, encoded)
+    def bind(key, _sink=sink, _encode=_encode, _dumps=json.dumps):
+        def emit(point, data):
+            # Plain data of exact types only (``_encode`` makes nothing else): no code of
+            # the graded module runs in the sink, which sends.
+            _sink(key, point, _dumps(data, ensure_ascii=True, separators=(",", ":")))
 
-    module.observe = observe
-    module.raises = lambda point, _sink=sink: _ProbeRaises(point, _sink)
+        def observe(point, value):
+            try:
+                encoded = _encode(value)
+            except (_TooBig, RecursionError):
+                encoded = {"over": True}
+            emit(point, encoded)
+
+        return types.SimpleNamespace(observe=observe, raises=lambda point, base=False: _ProbeRaises(point, emit, base))
+
+    module.bind = bind
     return module
 
 
@@ -711,7 +733,7 @@ def _arm(send, senders, shard, pytest, grade):
     in default arguments (an audited read), never in a frame the tests run above."""
     armed = [False]
     support = _support_code(os.path.join(grade, "support")) if grade else {}
-    plugin, ours = _plugin(send, armed, frozenset(shard.get("keep") or ()), bool(shard.get("keep")), pytest,
+    plugin, ours, observed = _plugin(send, armed, frozenset(shard.get("keep") or ()), bool(shard.get("keep")), pytest,
                                   support, bool(shard.get("report_dropped")), os.path.join(grade, "") if grade else "")  # fmt: skip
 
     def finish(code, note, _send=send, _ended=[False], _type=type, _int=int, _str=str):
@@ -727,6 +749,7 @@ def _arm(send, senders, shard, pytest, grade):
     senders.update(codes)
     hooked.update(codes)  # a function made of these, or these run by exec, is tampering
     sys.addaudithook(hook)
+    sys.modules["_stamina_probe"] = _probe_module(observed)  # what the staged probes observe through
     return plugin, finish
 
 
@@ -743,8 +766,9 @@ def _signer(fd, key, sha256):
         if _frame(1).f_code not in _callers:
             kind, fields = "forged", ("a message was sent from outside the harness",)
         parts = [kind]
+        cap = _OBSERVATION_CAP if kind == "observe" else _MESSAGE_CAP
         for field in fields:
-            text = (field if _type(field) is _text else "(not text)")[:_MESSAGE_CAP]
+            text = (field if _type(field) is _text else "(not text)")[:cap]
             parts.append(text.replace("\n", "\\n").replace("\t", " ").replace("\x1f", " "))
         body = "\x1f".join(parts).encode("utf-8", "replace")
         _write(_fd, body + b"\t" + _sha(_key + body).hexdigest().encode() + b"\n")
@@ -811,6 +835,21 @@ def _plugin(send, armed, keep, filtering, pytest, support, report_dropped=False,
                   *_rebound(_hidden))  # fmt: skip
 
     running = {"item": None}
+    #: The test whose setup, call or teardown is under way, and what it may still send.
+    current = {"nodeid": "", "left": 0, "shard": _OBSERVED_PER_SHARD}
+
+    def pytest_runtest_setup(item, _current=current, _left=_OBSERVED_PER_TEST):
+        _current["nodeid"], _current["left"] = item.nodeid, _left
+
+    def observed(key, point, text, _send=send, _current=current, _type=type, _str=str, _int=int):
+        """Send one probe observation, tagged with the test under way (the sink of
+        ``_probe_module``). Anything but what ``bind`` makes is dropped."""
+        if _type(key) is not _str or _type(point) is not _int or _type(text) is not _str:
+            return
+        _current["left"] -= len(text)
+        _current["shard"] -= len(text)
+        within = _current["left"] >= 0 and _current["shard"] >= 0
+        _send("observe", _current["nodeid"], key, _str(point), text if within else '{"over":true}')
 
     def before(item, _functions=functions, _send=send, _unwrap=_unwrap, _id=id, _running=running,
                _frame=sys._getframe, _callers=callers):  # fmt: skip
@@ -896,11 +935,11 @@ def _plugin(send, armed, keep, filtering, pytest, support, report_dropped=False,
     for name in ("pytest_collection_modifyitems", "pytest_collection_finish",
                  "pytest_runtest_logreport", "pytest_collectreport"):  # fmt: skip
         hooks[name] = pytest.hookimpl(hooks[name])
-    for name in ("pytest_pyfunc_call", "pytest_collection", "pytest_runtest_call"):
+    for name in ("pytest_pyfunc_call", "pytest_collection", "pytest_runtest_call", "pytest_runtest_setup"):
         hooks[name] = pytest.hookimpl(tryfirst=True)(hooks[name])
     plugin = types.ModuleType("stamina_gym_harness_plugin")  # hashable, as old pluggy wants; not in sys.modules
     plugin.__dict__.update(hooks)
-    return plugin, [*hooks.values(), send, before, after]
+    return plugin, [*hooks.values(), send, before, after, observed], observed
 
 
 def _unwrap(function, _method=type(_place.__get__(0))):

@@ -36,6 +36,8 @@ observation meets its point, and every point straight in the test's body was rea
 from __future__ import annotations
 
 import ast
+import functools
+import json
 import math
 import operator
 import re
@@ -53,6 +55,9 @@ _OPS: dict[type, str] = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<
 #: (the point says which side was observed).
 _TURNED = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<=", "is": "is", "is not": "is not"}
 _NEGATED = {"==": "!=", "!=": "==", "in": "not in", "not in": "in", "is": "is not", "is not": "is"}
+#: Exceptions a ``raises`` point can expect that are not ``Exception``s: the probe is told to
+#: catch them (``raises(N, True)``), as ``pytest.raises`` would.
+_BASE_EXCEPTIONS = frozenset({"BaseException", "SystemExit", "KeyboardInterrupt", "GeneratorExit"})
 #: Values a forger would try first, whatever the test.
 _COMMON_STATUSES = frozenset({200, 201, 202, 204, 301, 302, 304, 400, 401, 403, 404, 405, 409, 410, 415, 422, 429, 500})
 
@@ -79,6 +84,18 @@ class Point:
     observed_left: bool = True
     """For ``in``/``not in``: True when the observed value is the left operand."""
     pattern: str | None = None
+    cases: bool = False
+    """``expected`` is a parametrize table's sealed column: one value per case, the case
+    told by the test id (``[case3]``)."""
+
+    def expected_in(self, case: int | None) -> Any:
+        """The expected value of this point in case ``case`` of its test (``LookupError``
+        when a point with cases is judged without a case it has)."""
+        if not self.cases:
+            return self.expected
+        if case is None or not 0 <= case < len(self.expected):
+            raise LookupError(f"no case {case!r}")
+        return self.expected[case]
 
 
 @dataclass(frozen=True)
@@ -104,15 +121,19 @@ def literal(node: ast.expr) -> Any:
         raise _Unsealable from exc
 
 
-def compile_module(source: str, filename: str = "<test>") -> Compiled:
-    """The probe and points of a test module (``SyntaxError`` if it does not parse)."""
+def compile_module(source: str, filename: str = "<test>", key: str = "") -> Compiled:
+    """The probe and points of a test module (``SyntaxError`` if it does not parse).
+    ``key`` names the module in what its probe sends (``_stamina_probe.bind(key)``): the
+    staged path, so that a helper module's points are not taken for its caller's."""
     tree = ast.parse(source, filename=filename)
-    compiler = _Compiler(_inputs(tree))
+    compiler = _Compiler()
     tree = compiler.visit(tree)
     _strip_docstrings(tree)
     body = tree.body
     at = next((i for i, node in enumerate(body) if not (isinstance(node, ast.ImportFrom) and node.module == "__future__")), len(body))
-    body.insert(at, ast.Import(names=[ast.alias(name=PROBE_MODULE, asname=_ALIAS)]))
+    bind = ast.Call(ast.Attribute(ast.Call(ast.Name("__import__", ast.Load()), [ast.Constant(PROBE_MODULE)], []), "bind",
+                                  ast.Load()), [ast.Constant(key)], [])  # fmt: skip
+    body.insert(at, ast.Assign([ast.Name(_ALIAS, ast.Store())], bind))
     ast.fix_missing_locations(tree)
     probe = ast.unparse(tree) + "\n"
     points = {point.id: point for point in compiler.points}
@@ -124,20 +145,35 @@ def compile_module(source: str, filename: str = "<test>") -> Compiled:
     return Compiled(probe, points, shares)
 
 
+@functools.lru_cache(maxsize=4096)
+def compiled(source: str, key: str) -> Compiled | None:
+    """``compile_module`` kept by content (a submit stages the same files again and again);
+    None for a module that does not parse, which runs as written (and fails as written)."""
+    try:
+        return compile_module(source, key, key)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 class _Compiler(ast.NodeTransformer):
-    def __init__(self, inputs: set[Any]) -> None:
+    def __init__(self) -> None:
         self.points: list[Point] = []
-        self.inputs = inputs
+        self.columns: list[dict[str, tuple[Any, ...]]] = []  # per enclosing function: its sealed parameters
         self.scope: list[str] = []
+        self.functions = 0  # how many function bodies enclose the statement
         self.depth = 0  # how many blocks (loop, branch, try, nested with) sit above the statement
 
     # -- scopes and blocks ---------------------------------------------------------------
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
         self.scope.append(node.name)
+        self.functions += 1
+        self.columns.append(_seal_columns(node))
         depth, self.depth = self.depth, 0
         self.generic_visit(node)
         self.depth = depth
+        self.columns.pop()
+        self.functions -= 1
         self.scope.pop()
         return node
 
@@ -171,7 +207,9 @@ class _Compiler(ast.NodeTransformer):
                         [ast.Constant(point), value], [])  # fmt: skip
         return ast.copy_location(ast.Expr(call), node)
 
-    def visit_Assert(self, node: ast.Assert) -> list[ast.stmt]:
+    def visit_Assert(self, node: ast.Assert) -> ast.stmt | list[ast.stmt]:
+        if not self.functions:  # at import: no test is under way to fail, so it stays as written
+            return node
         return [self._observe(point, value, node) for point, value in self._checks(node.test, node)]
 
     def _checks(self, test: ast.expr, node: ast.AST) -> list[tuple[int, ast.expr]]:
@@ -186,24 +224,32 @@ class _Compiler(ast.NodeTransformer):
                 return [self._open(test, node)]
             op = _NEGATED[op] if negated else op
             left, right = inner.left, inner.comparators[0]
+            columns = self.columns[-1] if self.columns else {}
             for observed, constant, observed_left in ((left, right, True), (right, left, False)):
+                cases = isinstance(constant, ast.Name) and constant.id in columns
+                if isinstance(observed, ast.Name) and observed.id in columns:
+                    continue  # a sealed column is never what the probe observes: it is not there
                 try:
-                    expected = literal(constant)
+                    expected = columns[constant.id] if cases else literal(constant)  # type: ignore[attr-defined]
                 except _Unsealable:
                     continue
                 if not observed_left and op not in ("in", "not in"):
                     op = _TURNED[op]
-                point = self._point(node, "compare", "sealed", op=op, expected=expected, observed_left=observed_left)
+                point = self._point(node, "compare", "sealed", op=op, expected=expected, observed_left=observed_left,
+                                    cases=cases)  # fmt: skip
                 return [(point, observed)]
             return [self._open(test, node)]
         if isinstance(inner, ast.Compare):  # a chain, or an operator the judge does not apply
             return [self._open(test, node)]
-        return [(self._point(node, "truth", "guessable", expected=not negated), inner)]
+        truth = ast.Call(ast.Name("bool", ast.Load()), [inner], [])  # the truth alone: a list need not travel
+        return [(self._point(node, "truth", "guessable", expected=not negated), truth)]
 
     def _open(self, test: ast.expr, node: ast.AST) -> tuple[int, ast.expr]:
         return self._point(node, "open", "open"), ast.Call(ast.Name("bool", ast.Load()), [test], [])
 
     def visit_With(self, node: ast.With) -> ast.AST:
+        if not self.functions:
+            return self._block(node)
         items = []
         for item in node.items:
             raised = _raises_of(item.context_expr)
@@ -211,8 +257,10 @@ class _Compiler(ast.NodeTransformer):
                 items.append(item)
                 continue
             names, pattern = raised
-            point = self._point(node, "raises", "sealed", expected=names, pattern=pattern)
-            call = ast.Call(ast.Attribute(ast.Name(_ALIAS, ast.Load()), "raises", ast.Load()), [ast.Constant(point)], [])
+            base = bool(_BASE_EXCEPTIONS & set(names))  # the probe must catch it too: said, and so guessable
+            point = self._point(node, "raises", "guessable" if base else "sealed", expected=names, pattern=pattern)
+            arguments = [ast.Constant(point)] + ([ast.Constant(True)] if base else [])
+            call = ast.Call(ast.Attribute(ast.Name(_ALIAS, ast.Load()), "raises", ast.Load()), arguments, [])
             items.append(ast.withitem(ast.copy_location(call, item.context_expr), item.optional_vars))
         node.items = items
         return self._block(node)
@@ -243,16 +291,98 @@ def _raises_of(expr: ast.expr) -> tuple[tuple[str, ...], str | None] | None:
     return tuple(names), pattern
 
 
-def _inputs(tree: ast.Module) -> set[Any]:
-    """The literals the module passes to calls: echoing one is a forger's first guess."""
-    found: set[Any] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            for argument in [*node.args, *(keyword.value for keyword in node.keywords)]:
-                for child in ast.walk(argument):
-                    if isinstance(child, ast.Constant) and _hashable(child.value):
-                        found.add(child.value)
-    return found
+#: The id a parametrize case gets when its expected column is taken out of the table.
+CASE_ID = "case{}"
+
+
+def _seal_columns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[Any, ...]]:
+    """Take the expected columns out of ``function``'s ``@pytest.mark.parametrize`` table
+    (edited in place) and return them (parameter -> its value in each case). A column is
+    expected when the parameter is used only as the literal side of assertions the
+    compiler turns into points; its table is then a literal, and its cases get ids that
+    say nothing (``case0``, ``case1``, ...). One table per function; a table with
+    ``pytest.param`` rows, ``indirect`` or a single column stays as written."""
+    for decorator in function.decorator_list:
+        parsed = _parametrize(decorator)
+        if parsed is None:
+            continue
+        names, rows = parsed
+        hidden = _expected_only(function, names)
+        if not hidden or len(hidden) == len(names):
+            continue
+        keep = [i for i, name in enumerate(names) if name not in hidden]
+        table = []
+        for row in rows:
+            kept = [row[i] for i in keep]
+            table.append(kept[0] if len(kept) == 1 else ast.Tuple(kept, ast.Load()))
+        assert isinstance(decorator, ast.Call)
+        decorator.args = [ast.Constant(",".join(names[i] for i in keep)), ast.List(table, ast.Load())]
+        decorator.keywords = [ast.keyword("ids", ast.List([ast.Constant(CASE_ID.format(n)) for n in range(len(rows))],
+                                                          ast.Load()))]  # fmt: skip
+        arguments = function.args
+        arguments.args = [arg for arg in arguments.args if arg.arg not in hidden]
+        arguments.kwonlyargs, arguments.kw_defaults = (
+            [a for a in arguments.kwonlyargs if a.arg not in hidden],
+            [d for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if a.arg not in hidden])  # fmt: skip
+        return {name: tuple(literal(row[names.index(name)]) for row in rows) for name in hidden}
+    return {}
+
+
+def _parametrize(decorator: ast.expr) -> tuple[list[str], list[list[ast.expr]]] | None:
+    """``@pytest.mark.parametrize("a,b", [(...), ...])`` (``ids`` aside) as its names and
+    its rows' nodes, every cell a literal; None for anything else."""
+    if not (isinstance(decorator, ast.Call) and ast.unparse(decorator.func) == "pytest.mark.parametrize"
+            and len(decorator.args) == 2 and all(k.arg == "ids" for k in decorator.keywords)):  # fmt: skip
+        return None
+    try:
+        spec = literal(decorator.args[0])
+        literal(decorator.args[1])
+    except _Unsealable:
+        return None
+    names = [name.strip() for name in spec.split(",")] if isinstance(spec, str) else spec
+    table = decorator.args[1]
+    if not (isinstance(names, (list, tuple)) and names and all(isinstance(n, str) for n in names)
+            and isinstance(table, (ast.List, ast.Tuple)) and table.elts):  # fmt: skip
+        return None
+    if len(names) == 1:
+        return list(names), [[row] for row in table.elts]
+    rows = [row.elts for row in table.elts if isinstance(row, (ast.Tuple, ast.List)) and len(row.elts) == len(names)]
+    return (list(names), rows) if len(rows) == len(table.elts) else None
+
+
+def _expected_only(function: ast.FunctionDef | ast.AsyncFunctionDef, names: Sequence[str]) -> set[str]:
+    """The parameters of ``names`` that ``function`` reads only as one side of an assertion
+    ``_checks`` turns into a compare point, whose other side reads none of them."""
+    sides: dict[int, ast.expr] = {}  # id of a parameter's Name node -> the other side of its comparison
+    for node in ast.walk(function):
+        if not isinstance(node, ast.Assert):
+            continue
+        for test in _conjuncts(node.test):
+            negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+            inner = test.operand if negated else test
+            if not (isinstance(inner, ast.Compare) and len(inner.ops) == 1 and type(inner.ops[0]) in _OPS):
+                continue
+            if negated and _OPS[type(inner.ops[0])] not in _NEGATED:
+                continue
+            left, right = inner.left, inner.comparators[0]
+            for side, other in ((left, right), (right, left)):
+                if isinstance(side, ast.Name):
+                    sides[id(side)] = other
+    reads: dict[str, list[ast.Name]] = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and node.id in names:
+            reads.setdefault(node.id, []).append(node)
+    candidates = {name for name, found in reads.items()
+                  if all(isinstance(n.ctx, ast.Load) and id(n) in sides for n in found)}  # fmt: skip
+    return {name for name in candidates
+            if not any(isinstance(n, ast.Name) and n.id in candidates
+                       for read in reads[name] for n in ast.walk(sides[id(read)]))}  # fmt: skip
+
+
+def _conjuncts(test: ast.expr) -> list[ast.expr]:
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return [part for value in test.values for part in _conjuncts(value)]
+    return [test]
 
 
 def _hashable(value: Any) -> bool:
@@ -282,15 +412,17 @@ def _atoms(value: Any) -> list[Any]:
 
 
 def _sealed_status(point: Point, visible: set[Any]) -> Point:
-    """A compare or raises point is sealed unless its expected value can be had for free:
-    it is written elsewhere in the probe, or it is a value a forger tries first."""
+    """A compare point is sealed unless its expected value can be had for free: it is
+    written elsewhere in the probe, or it is a value a forger tries first (in any one case,
+    for a point with cases)."""
     if point.kind != "compare":
         return point
-    atoms = _atoms(point.expected)
-    if any(_guessable(atom) for atom in atoms) and len(atoms) <= 1:
-        return _with(point, "guessable")
-    if all(_hashable(atom) and (atom in visible) for atom in atoms):
-        return _with(point, "guessable")
+    for expected in point.expected if point.cases else (point.expected,):
+        atoms = _atoms(expected)
+        if any(_guessable(atom) for atom in atoms) and len(atoms) <= 1:
+            return _with(point, "guessable")
+        if all(_hashable(atom) and (atom in visible) for atom in atoms):
+            return _with(point, "guessable")
     return point
 
 
@@ -399,49 +531,116 @@ _COMPARE = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operat
             "is not": lambda a, b: not (a is b or (a == b and type(a) is type(b) and a in (None, True, False)))}  # fmt: skip
 
 
-def meets(point: Point, observed: Any) -> bool:
-    """Whether one decoded observation meets its point (an exception in the comparison of
-    mismatched plain types, as Python raises it, is a failure)."""
+def meets(point: Point, observed: Any, case: int | None = None) -> bool:
+    """Whether one decoded observation meets its point in case ``case`` of its test (an
+    exception in the comparison of mismatched plain types, as Python raises it, is a
+    failure)."""
     try:
+        expected = point.expected_in(case)
         if point.kind == "open":
             return observed is True
         if point.kind == "truth":
-            return bool(observed) is point.expected
+            return bool(observed) is expected
         if point.kind == "raises":
             if not isinstance(observed, Raised):
                 return False
             short = {name.rsplit(".", 1)[-1] for name in observed.names}
-            if not short & set(point.expected):
+            if not short & set(expected):
                 return False
             return point.pattern is None or re.search(point.pattern, observed.message) is not None
         if point.op in ("in", "not in"):
-            inside = (observed in point.expected) if point.observed_left else (point.expected in observed)
+            inside = (observed in expected) if point.observed_left else (expected in observed)
             return inside if point.op == "in" else not inside
         if isinstance(observed, float) and math.isnan(observed) and point.op == "==":
             return False
-        return bool(_COMPARE[point.op](observed, point.expected))
+        return bool(_COMPARE[point.op](observed, expected))
     except Exception:  # noqa: BLE001 - e.g. "<" between a str and an int: the assertion raises
         return False
 
 
 def judge(points: Mapping[int, Point], function: str, observations: Iterable[tuple[int, Any]]) -> tuple[bool, str]:
-    """The verdict on one run of a test whose function is ``function``, from the
-    ``(point, encoded value)`` pairs its probe sent: every observation meets its point and
-    every point straight in the function's body was reached exactly once. (Whether the
-    probe's function returned without an exception is the runner's to add.)"""
+    """The verdict on one run of a test whose function is ``function`` in a module whose
+    points are ``points``, from the ``(point, encoded value)`` pairs its probe sent."""
+    return judge_test({"": points}, "", function, [("", pid, encoded) for pid, encoded in observations])
+
+
+def judge_test(modules: Mapping[str, Mapping[int, Point]], path: str, function: str,
+               observations: Iterable[tuple[str, Any, Any]], case: int | None = None) -> tuple[bool, str]:  # fmt: skip
+    """The verdict on one run (case ``case`` of a parametrized one) of test function
+    ``function`` of module ``path``, from the ``(module key, point, encoded value)``
+    triples sent while it ran (a helper module's points count too): every observation
+    meets its point, and every point straight in the function's body was reached exactly
+    once. (Whether the function returned without an exception is the harness's to say.)"""
     counts: dict[int, int] = {}
-    for pid, encoded in observations:
-        point = points.get(pid) if isinstance(pid, int) else None
+    for key, pid, encoded in observations:
+        points = modules.get(key) if isinstance(key, str) else None
+        point = points.get(pid) if points is not None and isinstance(pid, int) else None
         if point is None:
-            return False, f"an observation of an unknown point ({pid!r})"
+            return False, f"an observation of an unknown point ({key!r}, {pid!r})"
         try:
             value = decode(encoded)
         except Malformed as exc:
             return False, f"point {pid}: {exc}"
-        if not meets(point, value):
-            return False, f"point {pid} (line {point.line}) does not hold"
-        counts[pid] = counts.get(pid, 0) + 1
-    for point in points.values():
+        if not meets(point, value, case if key == path else None):
+            return False, f"the check at line {point.line} does not hold"
+        if key == path:
+            counts[pid] = counts.get(pid, 0) + 1
+    for point in modules.get(path, {}).values():
         if point.function == function and point.once and counts.get(point.id, 0) != 1:
-            return False, f"point {point.id} (line {point.line}) was reached {counts.get(point.id, 0)} times, not once"
+            return False, f"the check at line {point.line} was reached {counts.get(point.id, 0)} times, not once"
     return True, ""
+
+
+#: The longest observation the host reads (the harness sends none longer).
+OBSERVATION_CAP = 1 << 20
+
+
+def parse(text: Any) -> Any:
+    """An observation as the harness sent it (JSON text) to the data ``decode`` reads;
+    ``Malformed`` for anything else."""
+    if not isinstance(text, str) or len(text) > OBSERVATION_CAP:
+        raise Malformed("an observation that is not text within the cap")
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise Malformed("an observation that is not JSON") from exc
+
+
+def test_function(test_id: str) -> tuple[str, str, int | None]:
+    """A test id's module path, function and sealed case (``t/test_x.py::TestA::test_b[case1-x]``
+    -> ``("t/test_x.py", "TestA.test_b", 1)``; None without a ``caseN`` part)."""
+    path, _, rest = test_id.partition("::")
+    function = ".".join(part.split("[", 1)[0] for part in rest.split("::"))
+    params = rest.partition("[")[2].rstrip("]")
+    cases = [int(part[4:]) for part in params.split("-") if re.fullmatch(r"case\d{1,6}", part)]
+    return path, function, cases[0] if len(cases) == 1 else None
+
+
+def judge_run(outcomes: Mapping[str, tuple[str, str]], observations: Mapping[str, Sequence[Sequence[Any]]],
+              modules: Mapping[str, Mapping[int, Point]]) -> dict[str, tuple[str, str]]:  # fmt: skip
+    """The outcomes of a run with sealed judging applied: a test the harness saw pass whose
+    module was compiled, or which sent observations, passes only when ``judge_test`` says
+    so; anything else keeps its outcome. ``observations`` is test id -> ``[module key,
+    point, JSON text]`` in the order sent."""
+    judged = dict(outcomes)
+    for test_id, (status, _) in outcomes.items():
+        path, function, case = test_function(test_id)
+        sent = observations.get(test_id, ())
+        if status != "passed" or (path not in modules and not sent):
+            continue
+        try:
+            triples = [_triple(entry) for entry in sent]
+        except Malformed as exc:
+            judged[test_id] = ("failed", f"[sealed judging] {exc}")
+            continue
+        ok, why = judge_test(modules, path, function, triples, case)
+        if not ok:
+            judged[test_id] = ("failed", f"[sealed judging] {why}")
+    return judged
+
+
+def _triple(entry: Any) -> tuple[str, Any, Any]:
+    if not (isinstance(entry, (list, tuple)) and len(entry) == 3):
+        raise Malformed("an observation that is not (module, point, value)")
+    key, pid, text = entry
+    return key, pid, parse(text)

@@ -1,0 +1,133 @@
+"""Sealed judging end to end: the hidden tests go into the sandbox as probes, their expected
+values stay on the host, and the host judges what the probes observed. Each attack is made
+for real, through the harness in a real sandbox, against every backend: once with the
+tests staged as written (the attack works there, or it proves nothing) and once sealed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stamina_gym.config import SandboxConfig
+from stamina_gym.hidden_runner import run_hidden_tests, stage_tests
+from stamina_gym.sandbox import SANDBOXES
+from stamina_gym.task import load_task_dir
+from stamina_gym.workspace import Workspace
+from tests.conftest import DATA, act
+
+TASK = load_task_dir(DATA / "mini")
+REAL = {tid for turn in TASK.turns for tid in turn.test_ids}
+
+#: The product reads what the running test expects: it finds the test's frame, parses
+#: the line being run and answers with the other side of the comparison (a literal, or a
+#: parametrize value from the frame's locals). No pytest object is touched and no audited
+#: event is raised; where the line holds no expected value it answers 0.
+READS_THE_RUNNING_TEST = '''
+import ast
+import sys
+
+
+def _answer():
+    frame = sys._getframe(2)
+    while frame is not None and not frame.f_code.co_name.startswith("test"):
+        frame = frame.f_back
+    if frame is None:
+        return 0
+    try:
+        with open(frame.f_code.co_filename, encoding="utf-8") as handle:
+            line = handle.read().splitlines()[frame.f_lineno - 1].strip()
+        tree = ast.parse(line)
+    except (OSError, IndexError, SyntaxError):
+        return 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            other = node.comparators[0]
+            try:
+                return ast.literal_eval(other)
+            except ValueError:
+                if isinstance(other, ast.Name) and other.id in frame.f_locals:
+                    return frame.f_locals[other.id]
+    return 0
+
+
+def add(a, b):
+    return _answer()
+
+
+def mul(a, b):
+    return _answer()
+'''
+
+HONEST = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"
+#: Right on one turn, wrong on the other.
+HALF = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a + b\n"
+
+
+@pytest.fixture
+def sandbox(backend):
+    sandbox = SANDBOXES.load(backend)(SandboxConfig(kind=backend), hidden=[TASK.root])
+    yield sandbox
+    sandbox.close()
+
+
+def outcomes(content: str, sandbox, tmp_path: Path, *, sealed: bool) -> list[tuple[str, str]]:
+    """(test id without its parameters, status) of each of the mini task's own tests
+    (canaries left out) for a product of ``content``, its tests staged sealed or as
+    written (a sealed parametrized test's cases have ids that say nothing)."""
+    workspace = Workspace(tmp_path / f"ws-{sealed}", TASK.seed_dir)
+    workspace.reset()
+    (workspace.path / "calc" / "__init__.py").write_text(content, encoding="utf-8")
+    sandbox.prepare(workspace.path)
+    scratch = tmp_path / f"scratch-{sealed}"
+    scratch.mkdir()
+    hidden = run_hidden_tests(source=workspace.path, task=TASK, turns=TASK.turns, sandbox=sandbox, scratch=scratch,
+                              timeout=120, sealed_judging=sealed)  # fmt: skip
+    assert hidden.outcomes is not None, hidden.problem
+    return sorted((tid.split("[")[0], o.status) for tid, o in hidden.outcomes.items() if tid.split("[")[0] in REAL)
+
+
+def test_answers_read_from_the_running_test_pass_only_where_the_expected_values_are(sandbox, tmp_path):
+    """As written, every test's expected value is on the line being run (or in its
+    frame), and the product that reads it passes all of them. Sealed, the line holds no
+    expected value and the frame no expected column: the same product passes none."""
+    written = outcomes(READS_THE_RUNNING_TEST, sandbox, tmp_path, sealed=False)
+    assert len(written) == 4 and {status for _, status in written} == {"passed"}, written
+    sealed = outcomes(READS_THE_RUNNING_TEST, sandbox, tmp_path, sealed=True)
+    assert sealed == [(tid, "failed") for tid, _ in written], sealed
+
+
+@pytest.mark.parametrize("content", [HONEST, HALF], ids=["honest", "half"])
+def test_honest_code_gets_the_same_outcomes_sealed_or_not(sandbox, tmp_path, content):
+    written = outcomes(content, sandbox, tmp_path, sealed=False)
+    assert outcomes(content, sandbox, tmp_path, sealed=True) == written
+    assert ("02-mul/test_mul.py::test_mul", "failed") in written if content == HALF else {s for _, s in written} == {"passed"}
+
+
+def test_the_staged_tests_hold_no_expected_value(tmp_path):
+    """What enters the sandbox: the literals each test compares with, its parametrize
+    table's expected column included, are in no staged file; the points on the host hold
+    them."""
+    staged = stage_tests(task=TASK, turns=TASK.turns, scratch=tmp_path, workers=1)
+    try:
+        text = "".join(path.read_text(encoding="utf-8") for path in (staged.folder / "grade" / "tests").rglob("*.py"))
+        assert "_stamina_probe" in text and "assert" not in text
+        expected = {point.expected for points in staged.sealed.values() for point in points.values()}
+        assert {5, -9, (6, -5)} <= expected
+        for value in ("== 5", "-9", "6)", "-5)"):
+            assert value not in text, value
+    finally:
+        staged.discard()
+
+
+def test_reading_the_running_test_earns_nothing_through_the_env(sandboxed_env):
+    """Through the env's own tools, on both turns: no test passes and the reward is what
+    doing nothing pays."""
+    env = sandboxed_env
+    _, null, _ = act(env, tool="submit")
+    env.reset(seed=0)
+    act(env, tool="write_file", path="calc/__init__.py", content=READS_THE_RUNNING_TEST)
+    for turn in range(2):
+        _, reward, info = act(env, tool="submit")
+        assert info["grade"]["passed"] == 0, info["grade"]
+        assert reward <= null + 0.05, (turn, reward, null)
