@@ -1,11 +1,16 @@
 """How much of each task's hidden tests sealed judging can seal: every hidden test module
-compiled (``stamina_gym.grading.seal``), its points counted by status and kind.
+compiled (``stamina_gym.grading.seal``), its points counted by status and kind, and its
+tests by the best point they hold.
 
     .venv/bin/python scripts/seal_report.py [TASK ...]   # default: the shipped tasks
 
 A point is sealed when its expected value is in no line of the probe and is not a first
 guess; guessable when it is True/False/None, "", a small integer, a common HTTP status or a
-literal the test itself passes to the code; open when the sandbox computes the verdict.
+literal the probe itself holds (an input the test passes); open when the sandbox computes
+the verdict. A test is sealed when one of the points in its own body is: a forger that
+answers every point with its best first guess passes at most the other tests (the
+``guessable`` and ``open`` columns of the second table), which is the upper bound of what
+it earns.
 """
 
 from __future__ import annotations
@@ -14,35 +19,63 @@ import sys
 from pathlib import Path
 
 from stamina_gym.grading import seal
+from stamina_gym.task import load_task_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 STATUSES = ("sealed", "guessable", "open")
 KINDS = ("compare", "truth", "raises", "open")
 
 
-def report(task: Path) -> dict[str, int]:
+def report(task_dir: Path) -> dict[str, int]:
+    """Points by status and kind, and tests by their best point (``test:<status>``)."""
+    task = load_task_dir(task_dir)
     counts: dict[str, int] = {}
-    for path in sorted(task.glob("turns/*/tests/**/*.py")):
-        module = seal.compile_module(path.read_text(encoding="utf-8"), str(path))
-        counts["modules"] = counts.get("modules", 0) + 1
-        for point in module.points.values():
-            counts[point.status] = counts.get(point.status, 0) + 1
-            counts[f"kind:{point.kind}"] = counts.get(f"kind:{point.kind}", 0) + 1
+
+    def add(key: str) -> None:
+        counts[key] = counts.get(key, 0) + 1
+
+    for turn in task.turns:
+        for path in turn.tests:
+            rel = f"{turn.id}/{path.relative_to(turn.dir / 'tests').as_posix()}"
+            module = seal.compile_module(path.read_text(encoding="utf-8"), str(path), rel)
+            add("modules")
+            for point in module.points.values():
+                add(point.status)
+                add(f"kind:{point.kind}")
+            for test_id in turn.test_ids:
+                if test_id.split("::")[0] == rel:
+                    add(f"test:{test_status(module, seal.test_function(test_id)[1])}")
     return counts
+
+
+def test_status(module: seal.Compiled, function: str) -> str:
+    """``sealed`` when a point in the test's own body is, ``guessable`` when its points are
+    all first guesses, ``open`` when it has an open point and no sealed one (or none)."""
+    statuses = {point.status for point in module.points.values() if point.function == function}
+    return next((status for status in ("sealed", "open", "guessable") if status in statuses), "open")
 
 
 def main(argv: list[str]) -> int:
     tasks = [Path(name) if "/" in name else ROOT / "tasks" / name for name in argv] or sorted(
         path for path in (ROOT / "tasks").iterdir() if (path / "task.yaml").exists())  # fmt: skip
+    rows = [(task.name, report(task)) for task in tasks]
     print("| task | modules | points | " + " | ".join(STATUSES) + " | " + " | ".join(f"{k} points" for k in KINDS) + " |")
     print("|---|" + "---:|" * (2 + len(STATUSES) + len(KINDS)))
-    for task in tasks:
-        counts = report(task)
+    for name, counts in rows:
         total = sum(counts.get(status, 0) for status in STATUSES)
-        shares = [f"{counts.get(s, 0)} ({100 * counts.get(s, 0) / total:.0f}%)" if total else "0" for s in STATUSES]
-        print(f"| {task.name} | {counts.get('modules', 0)} | {total} | " + " | ".join(shares) + " | "
-              + " | ".join(str(counts.get(f"kind:{k}", 0)) for k in KINDS) + " |")  # fmt: skip
+        print(f"| {name} | {counts.get('modules', 0)} | {total} | " + " | ".join(_share(counts, s, total) for s in STATUSES)
+              + " | " + " | ".join(str(counts.get(f"kind:{k}", 0)) for k in KINDS) + " |")  # fmt: skip
+    print()
+    print("| task | tests | sealed tests | guessable tests | open tests |")
+    print("|---|---:|---:|---:|---:|")
+    for name, counts in rows:
+        total = sum(counts.get(f"test:{status}", 0) for status in STATUSES)
+        print(f"| {name} | {total} | " + " | ".join(_share(counts, f"test:{s}", total) for s in STATUSES) + " |")
     return 0
+
+
+def _share(counts: dict[str, int], key: str, total: int) -> str:
+    return f"{counts.get(key, 0)} ({100 * counts.get(key, 0) / total:.0f}%)" if total else "0"
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 every state, that the last turn's tests pass, earlier tests still in force pass, the
 next turn's tests all fail (so each test discriminates), the consistency rules in force
 hold, the reference patch stays within the paths its turn declares, and every product
-name the turn's tests use was named to the agent (``stamina_gym.interfaces``)."""
+name the turn's tests use was named to the agent (``stamina_gym.interfaces``), and that
+sealed judging gives every test the verdict its module as written gives (at each state,
+where the next turn's tests meet code that does not do their work yet)."""
 
 from __future__ import annotations
 
@@ -10,12 +12,13 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 from stamina_gym import costs, interfaces, mutants
 from stamina_gym.config import SandboxConfig
 from stamina_gym.errors import PatchError, TaskError
 from stamina_gym.grading.grade import by_base_id
+from stamina_gym.grading.report import Outcome
 from stamina_gym.hidden_runner import run_hidden_tests
 from stamina_gym.sandbox import Sandbox
 from stamina_gym.sandbox.local import LocalSandbox
@@ -190,6 +193,9 @@ def _check_state(task: Task, state: int, workspace: Workspace, sandbox: Sandbox,
         output = hidden.run.output[-2000:] if hidden.run else ""
         return [Problem(state, f"the hidden tests did not run: {hidden.problem}\n{output}")]
     problems = _uncollected(turns, hidden.dropped)
+    written = run_hidden_tests(source=workspace.path, task=task, turns=turns, sandbox=sandbox, scratch=root, timeout=600,
+                               params=params, sealed_judging=False)  # fmt: skip
+    problems += _sealed_differences(state, turns, hidden.outcomes, written.outcomes)
     if state > 0:
         own = task.turns[state - 1].test_ids
         for tid, outcome in by_base_id(hidden.outcomes, own).items():
@@ -210,6 +216,23 @@ def _check_state(task: Task, state: int, workspace: Workspace, sandbox: Sandbox,
         for tid, outcome in by_base_id(hidden.outcomes, following.test_ids).items():
             if outcome.status == "passed":
                 problems.append(Problem(following.index, f"{tid} passes before its reference patch: it does not discriminate"))
+    return problems
+
+
+def _sealed_differences(state: int, turns: Sequence[Turn], sealed: Mapping[str, Outcome],
+                        written: Mapping[str, Outcome] | None) -> list[Problem]:  # fmt: skip
+    """Sealed judging's equivalence check: every test of ``turns`` has the same verdict
+    (passed or not) with its module staged as a probe as with it staged as written."""
+    if written is None:
+        return [Problem(state, "the hidden tests as written did not run (sealed judging's equivalence is unchecked)")]
+    problems = []
+    ids = [tid for turn in turns for tid in turn.test_ids]
+    as_written, probed = by_base_id(written, ids), by_base_id(sealed, ids)
+    for tid in ids:
+        before, after = as_written[tid], probed[tid]
+        if (before.status == "passed") != (after.status == "passed"):
+            problems.append(Problem(state, f"{tid} {before.status} as written but {after.status} sealed "
+                                           f"(sealed judging must not change a verdict): {after.message[:200] or before.message[:200]}"))  # fmt: skip
     return problems
 
 

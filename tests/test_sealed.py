@@ -5,14 +5,17 @@ tests staged as written (the attack works there, or it proves nothing) and once 
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
 
 from stamina_gym.config import SandboxConfig
+from stamina_gym.grading import seal
 from stamina_gym.hidden_runner import run_hidden_tests, stage_tests
 from stamina_gym.sandbox import SANDBOXES
 from stamina_gym.task import load_task_dir
+from stamina_gym.validate import validate_task
 from stamina_gym.workspace import Workspace
 from tests.conftest import DATA, act
 
@@ -131,3 +134,18 @@ def test_reading_the_running_test_earns_nothing_through_the_env(sandboxed_env):
         _, reward, info = act(env, tool="submit")
         assert info["grade"]["passed"] == 0, info["grade"]
         assert reward <= null + 0.05, (turn, reward, null)
+
+
+def test_validate_catches_a_mistranslated_test(monkeypatch):
+    """A compiler that turned ``==`` into ``!=`` would fail honest code where the test as
+    written passes it: validate's equivalence check names the tests it changed."""
+    monkeypatch.setitem(seal._OPS, ast.Eq, "!=")
+    seal.compiled.cache_clear()
+    try:
+        problems = validate_task(TASK)
+    finally:
+        seal.compiled.cache_clear()
+    changed = [problem for problem in problems if "sealed judging must not change a verdict" in str(problem)]
+    assert changed and "passed as written but failed sealed" in str(changed[0]), [str(p) for p in problems]
+    monkeypatch.undo()
+    assert not [problem for problem in validate_task(TASK) if "sealed" in str(problem)]

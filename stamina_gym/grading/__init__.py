@@ -3,10 +3,12 @@ the sandbox or a task; it reads captured results.
 
 In the order a submit uses them: ``stamina_gym.hidden_runner`` (above the sandbox, outside
 this package) stages a copy of the work tree, the hidden tests and canaries
-(``canaries.py`` plans them) and starts ``harness.py`` in the sandbox; ``harness.py`` is
-the program that runs there (it imports nothing of ours); its report comes back as a
-``hidden.HiddenRun``, which ``cache.py`` may store and replay; ``grade.py`` turns it into
-a grade (pure, like the harness's ``_judge``).
+(``canaries.py`` plans them), each test module compiled by ``seal.py`` into a probe whose
+points stay on the host, and starts ``harness.py`` in the sandbox; ``harness.py`` is the
+program that runs there (it imports nothing of ours); its report comes back, the probes'
+observations judged by ``seal.judge_run``, as a ``hidden.HiddenRun``, which ``cache.py``
+may store and replay; ``grade.py`` turns it into a grade (pure, like the harness's
+``_judge``).
 
 Threat model
 ------------
@@ -20,6 +22,13 @@ parent writes.
 
 How an outcome reaches the grade
 --------------------------------
+* **Sealed judging** (``seal.py``): what a test expects never enters the sandbox. Each
+  hidden module is staged as a probe, the test with its expectations taken out (``assert
+  X == 5`` becomes ``observe(N, X)``; a parametrize table loses its expected column); the
+  harness sends each observed value as plain data, tagged with the test under way, and the
+  host fails a test the harness saw pass unless every observation meets its point and
+  every point in the test's body was reached once. Code that forges observations earns
+  only what it guesses; everything below still stands, for what the sandbox computes.
 * The harness **parent** never imports a test module or anything of the agent's. It forks
   one **child** per shard, each with a result pipe, a log pipe (its stdout and stderr) and
   a go pipe. A child draws a random key and hands it to the parent (``hello``) before any
@@ -72,15 +81,12 @@ Not defended
 * A forger that tells canaries from real tests by analysing their source (a must-fail
   canary ends with the negation of a real assertion) and forges only the others, through a
   path none of the checks above sees.
-* Reading what a test expects. The hidden tests, their literals included, sit in the
-  interpreter that runs the agent's code: objects the graded code returns can read the
-  running test's file and line from the frame and answer what its assertion compares
-  with; the graded code can also walk the stack (``logging.currentframe()``, then
-  ``f_back`` and ``f_locals``, none audited) into pytest's objects and change fixture
-  values or a test module's globals in place (on Python 3.13 and later ``f_locals`` also
-  writes through to the frame). The remedy is to take the expected values out of the
-  sandbox: a probe that only observes runs there, and a judge on the host holds the
-  expectations (sealed judging; not built yet).
+* Guessing. A forger that answers every point with a first guess (``True``, a status
+  code, a small count, a value the test sent) passes every test whose points are all such,
+  or open (computed in the sandbox); ``scripts/seal_report.py`` counts them per task. The
+  graded code can also walk the stack (``logging.currentframe()``, then ``f_back`` and
+  ``f_locals``, none audited) and change fixture values or a test module's globals in
+  place, which can pass open points.
 * Timing and other low-bandwidth channels out of the grading run.
 """
 

@@ -21,8 +21,13 @@ What the compiler does to a module (``compile_module``):
   the point holds the exception's name and the pattern, the probe observes what was
   raised (its class's names up its MRO and its message) and swallows it, as
   ``pytest.raises`` would, with ``info.value`` still the exception for later lines.
+* ``@pytest.mark.parametrize`` tables lose their expected columns: a parameter the test
+  reads only as the literal side of such assertions leaves the table and the function's
+  signature, the cases get ids that say nothing (``case0``, ...), and the point holds the
+  column (``Point.cases``); the host reads the case from the test id.
 * Any other assertion is **open**: the probe observes its truth, computed in the sandbox
   (its literals stay in the probe).
+* Assertions outside any function (run at import, under no test) stay as written.
 * Docstrings and comments go; an assertion's message goes.
 
 Each point has a status: **sealed** (its expected value is in no line of the probe and is
