@@ -94,6 +94,22 @@ SAMPLED_TURNS = (*range(41, 50), *range(51, 60))
 FULL_TURNS = (10, 50, 100)
 
 
+def grading_pair(inner, source: Path, ids, sealed_first: bool) -> tuple[float, float]:
+    """Seconds to grade the tests ``ids`` on ``source`` with sealed judging and with the
+    tests staged as written (the harness, sandbox and shards of a submit), in the order
+    ``sealed_first`` says (alternated over a run, so that a warm cache favours neither)."""
+    turns = [turn for turn in inner.task.turns if any(tid in ids for tid in turn.test_ids)]
+    scratch = Path(tempfile.mkdtemp())
+    inner._sandbox.prepare(source)
+    times = {}
+    for sealed in (True, False) if sealed_first else (False, True):
+        times[sealed] = timed(lambda: run_hidden_tests(source=source, task=inner.task, turns=turns, sandbox=inner._sandbox,
+                                                       scratch=scratch, timeout=600, params=inner.params, only=ids,
+                                                       sealed_judging=sealed))  # fmt: skip
+    shutil.rmtree(scratch, ignore_errors=True)
+    return times[True], times[False]
+
+
 def goal_rows(env_id: str, n: int) -> list[tuple[str, float, str, float | None]]:
     """The speed goals: submits of the oracle episode (sampled and full-regression turns)
     against bare pytest on the same tests at the same state, measured right after each
@@ -104,6 +120,7 @@ def goal_rows(env_id: str, n: int) -> list[tuple[str, float, str, float | None]]
     cores = inner.config.sandbox.workers()  # the shards a submit's tests are spread over
     sampled: list[tuple[float, float, float]] = []
     full: list[tuple[float, float, float]] = []
+    sealing: list[tuple[float, float]] = []  # (sealed, as written) grading of the same tests and tree
     original_step = env.step
     snapshot = Path(tempfile.mkdtemp()) / "src"
     aside = [0.0]  # seconds spent on baselines inside the episode, not part of it
@@ -125,6 +142,10 @@ def goal_rows(env_id: str, n: int) -> list[tuple[str, float, str, float | None]]
             bare = bare_pytest(snapshot, inner.task, ids, inner.params, own)
             aside[0] += time.perf_counter() - start
             (sampled if turn in SAMPLED_TURNS else full).append((took, bare, own[0] / cores))
+            if turn in SAMPLED_TURNS:
+                start = time.perf_counter()
+                sealing.append(grading_pair(inner, snapshot, ids, len(sealing) % 2 == 0))
+                aside[0] += time.perf_counter() - start
         return out
 
     env.step = step
@@ -159,6 +180,7 @@ def goal_rows(env_id: str, n: int) -> list[tuple[str, float, str, float | None]]
     return [
         (f"submit, sampled turns 41-49, 51-59 ({len(sampled)})", median_pair(sampled, 0), "bare pytest, same tests and tree", median_pair(sampled, 1)),
         (f"submit, full-regression turns {'/'.join(map(str, FULL_TURNS))}", median_pair(full, 0), "bare pytest, same tests and tree", median_pair(full, 1)),
+        (f"  grading alone, sealed, sampled ({len(sealing)})", median_pair(sealing, 0), "the same tests staged as written", median_pair(sealing, 1)),
         (f"  floor: the tests' own time / {cores} shards, sampled", median_pair(sampled, 2), "bare pytest, same tests and tree", median_pair(sampled, 1)),
         (f"  floor: the tests' own time / {cores} shards, full", median_pair(full, 2), "bare pytest, same tests and tree", median_pair(full, 1)),
         ("run_tests step, 20-turn state", median_ms(runs), "bare python -m pytest, same tree", median_ms(bares)),

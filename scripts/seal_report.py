@@ -22,7 +22,7 @@ from stamina_gym.grading import seal
 from stamina_gym.task import load_task_dir
 
 ROOT = Path(__file__).resolve().parents[1]
-STATUSES = ("sealed", "guessable", "open")
+STATUSES = seal.STATUSES
 KINDS = ("compare", "truth", "raises", "open")
 
 
@@ -44,15 +44,8 @@ def report(task_dir: Path) -> dict[str, int]:
                 add(f"kind:{point.kind}")
             for test_id in turn.test_ids:
                 if test_id.split("::")[0] == rel:
-                    add(f"test:{test_status(module, seal.test_function(test_id)[1])}")
+                    add(f"test:{seal.test_status(module.points, seal.test_function(test_id)[1])}")
     return counts
-
-
-def test_status(module: seal.Compiled, function: str) -> str:
-    """``sealed`` when a point in the test's own body is, ``guessable`` when its points are
-    all first guesses, ``open`` when it has an open point and no sealed one (or none)."""
-    statuses = {point.status for point in module.points.values() if point.function == function}
-    return next((status for status in ("sealed", "open", "guessable") if status in statuses), "open")
 
 
 def main(argv: list[str]) -> int:

@@ -26,7 +26,7 @@ from stamina_gym.errors import ConfigError, SandboxError, TaskError, ToolError
 from stamina_gym.grading.cache import GradingCache
 from stamina_gym.grading.grade import grade_run
 from stamina_gym.grading.hidden import HiddenRun
-from stamina_gym.hidden_runner import run_hidden_tests, stage_tests
+from stamina_gym.hidden_runner import run_hidden_tests, sealing, stage_tests
 from stamina_gym.packaged import env_spec_files
 from stamina_gym.quality.reference import reference_store
 from stamina_gym.quality.review import Reviewer
@@ -400,7 +400,8 @@ class StaminaEnv(gym.Env[dict, str]):
         if not grade.voids_reward:
             ran = {**grade.regression_tests, **grade.turn_tests}  # the others keep their last outcome
             self._passing = frozenset(self._passing - ran.keys()) | {t for t, s in ran.items() if s == "passed"}
-        grade_info = {**grade.to_info(), "regression_in_force": len(in_force), **review.to_info()}
+        grade_info = {**grade.to_info(), "regression_in_force": len(in_force), **review.to_info(),
+                      "sealing": sealing(self.task, turn, self.params)}  # fmt: skip
         python = {path: text for path, text in review.sources.items() if path.endswith(".py")}
         scores, dialogue = self._dialogue.score(grade_info, python, self.config.scores)
         terms = submit_terms(self.config.reward, Judged(grade, review.to_info(), scores))

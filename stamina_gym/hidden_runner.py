@@ -218,6 +218,22 @@ def stage_tests(
     return StagedTests(folder, tuple(t.id for t in turns), wanted, canaries, job_shards, sealed)
 
 
+def sealing(task: Task, turn: Turn, params: Mapping[str, str | int]) -> dict[str, int]:
+    """How many of ``turn``'s tests are sealed, guessable or open (``seal.test_status``):
+    what a forger that guesses could pass of them. From the compiled modules (kept by
+    content), so a submit pays next to nothing for it."""
+    counts = dict.fromkeys(seal.STATUSES, 0)
+    modules = {}
+    for path in turn.tests:
+        rel = f"{turn.id}/{path.relative_to(turn.dir / 'tests').as_posix()}"
+        modules[rel] = seal.compiled(_render(task, path, params), rel)
+    for test_id in turn.test_ids:
+        path, function, _ = seal.test_function(test_id)
+        module = modules.get(path)
+        counts[seal.test_status(module.points, function) if module else "open"] += 1
+    return counts
+
+
 def seal_modules(texts: Mapping[str, str]) -> tuple[dict[str, str], dict[str, Mapping[int, seal.Point]]]:
     """The staged files with every Python module in as its probe, and the points of each
     (``seal.compiled``, kept by content): the expected values never enter the sandbox."""

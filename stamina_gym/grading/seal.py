@@ -563,6 +563,19 @@ def meets(point: Point, observed: Any, case: int | None = None) -> bool:
         return False
 
 
+#: A test's sealing status, best first.
+STATUSES = ("sealed", "guessable", "open")
+
+
+def test_status(points: Mapping[int, Point], function: str) -> str:
+    """What a forger must do to pass test function ``function``: ``sealed`` when a point in
+    its own body is (it must do the work), ``guessable`` when every point is a first guess,
+    ``open`` when it has an open point and no sealed one, or no point at all (the sandbox
+    decides)."""
+    statuses = {point.status for point in points.values() if point.function == function}
+    return next((status for status in ("sealed", "open", "guessable") if status in statuses), "open")
+
+
 def judge(points: Mapping[int, Point], function: str, observations: Iterable[tuple[int, Any]]) -> tuple[bool, str]:
     """The verdict on one run of a test whose function is ``function`` in a module whose
     points are ``points``, from the ``(point, encoded value)`` pairs its probe sent."""
