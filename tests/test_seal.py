@@ -232,3 +232,40 @@ def test_every_hidden_test_module_of_the_shipped_tasks_compiles(task):
         for status, count in module.shares.items():
             shares[status] = shares.get(status, 0) + count
     assert shares.get("sealed", 0) > 0 and shares.get("open", 0) >= 0
+
+
+def test_a_raises_block_reads_as_pytest_raises_does():
+    """What tests read of ``pytest.raises``'s info besides ``value``: ``type``,
+    ``typename``, ``errisinstance`` and ``match`` (which raises on a mismatch, as
+    pytest's does); an expected ``SystemExit`` is caught too."""
+    source = '''import pytest
+
+
+def test_info(shop):
+    with pytest.raises(KeyError, match="gone") as info:
+        raise KeyError("gone 9")
+    assert info.typename == "KeyError" and info.type is KeyError and info.errisinstance(LookupError)
+    assert info.match("gone [0-9]")
+    with pytest.raises(ValueError) as other:
+        raise ValueError("abc")
+    other.match("xyz")
+
+
+def test_exit(shop):
+    with pytest.raises(SystemExit):
+        raise SystemExit(2)
+'''
+    module = seal.compile_module(source, "test_info.py")
+    sent: list = []
+    sys.modules["_stamina_probe"] = harness._probe_module(lambda key, point, text: sent.append((point, json.loads(text))))
+    try:
+        namespace: dict = {"__name__": "probe"}
+        exec(compile(module.probe, "probe", "exec"), namespace)  # noqa: S102 - the compiled test under test
+        with pytest.raises(AssertionError, match="does not match 'xyz'"):
+            namespace["test_info"](None)
+        assert len(sent) == 6 and seal.judge(module.points, "test_info", sent)[0]  # every check held before match raised
+        sent.clear()
+        namespace["test_exit"](None)
+        assert seal.judge(module.points, "test_exit", sent)[0]
+    finally:
+        sys.modules.pop("_stamina_probe", None)

@@ -651,6 +651,22 @@ class _ProbeRaises:
     def __enter__(self):
         return self
 
+    # What tests read of pytest's ExceptionInfo besides value, type and tb; checked here,
+    # in the sandbox, as pytest would (an open check).
+    @property
+    def typename(self):
+        return self.type.__name__
+
+    def errisinstance(self, kind):
+        return isinstance(self.value, kind)
+
+    def match(self, pattern):
+        import re
+
+        if re.search(pattern, str(self.value)) is None:
+            raise AssertionError(f"the raised message does not match {pattern!r}")
+        return True
+
     def __exit__(self, kind, exc, tb):
         if kind is None:
             self.sink(self.point, {"raised": None})
