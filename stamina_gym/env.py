@@ -185,8 +185,9 @@ class StaminaEnv(gym.Env[dict, str]):
     the tree is iterative (any depth) and stops at the caps (``workspace.MAX_FILES``
     entries, ``MAX_BYTES`` bytes; past one, a tool says so in ``error:`` and a submit is a
     ``resource`` failure). A step of ``tool`` answers within ``step_bound_s(tool)``: the
-    timeouts it runs under plus ``STEP_GRACE_S`` (30 s) for the env's own work on a
-    loaded machine. ``run`` and ``run_tests``: ``sandbox.timeout_s``; ``search``:
+    timeouts it runs under plus ``STEP_GRACE_S`` (30 s) for the env's own work, on a
+    machine whose cores are not shared with other work (where they are, the env's own work
+    stretches with their load). ``run`` and ``run_tests``: ``sandbox.timeout_s``; ``search``:
     ``tools.SEARCH_TIMEOUT_S`` (20 s); ``submit``: ``sandbox.grading_timeout_s`` plus
     ``quality.review_budget_s`` plus the longest reproduction script's timeout (the next
     turn's prompt runs it); ``ask`` with the LLM user: ``user.llm.timeout_s``; every
