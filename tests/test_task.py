@@ -91,7 +91,8 @@ def test_every_shipped_task_is_valid(task_id):
     record obtained under the same task files, validation code and interpreter says so
     (``tests/validation_record.py``); the last two states are checked in full every
     time. A full validation of the todo task takes about ten minutes on a 2-core machine
-    (every state reruns every earlier test) and writes the record to commit."""
+    (every state reruns every earlier test, sealed and as written: sealed judging's
+    equivalence check) and writes the record to commit."""
     task = load_task(task_id)
     record = read_record(task)
     if record is None:
