@@ -5,7 +5,7 @@ what they cannot see. In inline code and in shell blocks it looks for
 
 * a path of the checkout (``tests/test_sandbox.py``, ``scripts/ladder.py``,
   ``stamina_gym/reward.py``), which must exist;
-* a test (``test_values_that_equal_anything_are_a_violation``, or
+* a test (``test_values_that_equal_anything_earn_nothing``, or
   ``tests/test_sandbox.py::test_...``), which must be defined in ``tests/`` (in that file);
 * a subcommand (``stamina-gym validate``), which must be one of ``stamina_gym.cli``'s.
 
