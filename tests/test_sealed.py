@@ -6,12 +6,17 @@ tests staged as written (the attack works there, or it proves nothing) and once 
 from __future__ import annotations
 
 import ast
+import json
+import linecache
+import shutil
+import sys
+import types
 from pathlib import Path
 
 import pytest
 
 from stamina_gym.config import SandboxConfig
-from stamina_gym.grading import seal
+from stamina_gym.grading import harness, seal
 from stamina_gym.hidden_runner import run_hidden_tests, stage_tests
 from stamina_gym.sandbox import SANDBOXES
 from stamina_gym.task import load_task_dir
@@ -149,3 +154,131 @@ def test_validate_catches_a_mistranslated_test(monkeypatch):
     assert changed and "passed as written but failed sealed" in str(changed[0]), [str(p) for p in problems]
     monkeypatch.undo()
     assert not [problem for problem in validate_task(TASK) if "sealed" in str(problem)]
+
+
+#: A hidden test with a check in a loop: a point there is not "reached once", so its
+#: observations may be any number, none included.
+LOOPED = '''def test_add_many():
+    import calc
+
+    assert calc.add(1, 1) == 2
+    for a, b, total in [(2, 3, 5), (10, 20, 30)]:
+        assert calc.add(a, b) == total
+'''
+
+#: Returns 2 whatever it is asked, which passes the check straight in the body, and
+#: drops what the probe observes inside a block: at its first call it finds the test
+#: module's observer in the frame's globals and puts a filter in its place that forwards
+#: only calls made from the body's own indentation.
+DROPS_LOOP_CHECKS = '''
+import linecache
+import sys
+
+
+def _filter():
+    frame = sys._getframe(2)
+    namespace = frame.f_globals
+    real = namespace.get("_stamina_observe")
+    if real is None or getattr(real, "filtered", False):
+        return
+
+    def observe(point, value):
+        caller = sys._getframe(1)
+        line = linecache.getline(caller.f_code.co_filename, caller.f_lineno)
+        if len(line) - len(line.lstrip()) <= 4:
+            real(point, value)
+
+    observe.filtered = True
+    namespace["_stamina_observe"] = observe
+
+
+def add(a, b):
+    _filter()
+    return 2
+
+
+def mul(a, b):
+    return a * b
+'''
+
+
+#: Puts its own ``_stamina_probe`` in place, whose observers observe nothing, for every
+#: probe imported after the product.
+FAKE_PROBE_MODULE = '''
+import contextlib
+import sys
+import types
+
+_fake = types.ModuleType("_stamina_probe")
+_fake.bind = lambda key: ((lambda point, value: None), (lambda point, base=False: contextlib.suppress(Exception)))
+sys.modules["_stamina_probe"] = _fake
+
+
+def add(a, b):
+    return 2
+
+
+def mul(a, b):
+    return a * b
+'''
+
+#: What each way of dropping observations leaves as evidence.
+DROPPERS = {"filter": (DROPS_LOOP_CHECKS, "observes through another function"),
+            "module": (FAKE_PROBE_MODULE, "_stamina_probe was replaced")}  # fmt: skip
+
+
+@pytest.fixture
+def looped_task(tmp_path):
+    root = tmp_path / "mini"
+    shutil.copytree(DATA / "mini", root)
+    (root / "turns/01-add/tests/test_add_many.py").write_text(LOOPED, encoding="utf-8")
+    return load_task_dir(root)
+
+
+def test_dropping_what_a_probe_observes_in_a_loop_would_pass_the_judge():
+    """The attack is real: with the observer filtered, the judge sees only the check in
+    the body, which holds, and passes the test; unfiltered, it fails it."""
+    module = seal.compile_module(LOOPED, "test_add_many.py", "k")
+    for product, passes in ((DROPS_LOOP_CHECKS, True), ("def add(a, b):\n    return 2\n", False)):
+        sent: list = []
+        sys.modules["_stamina_probe"] = harness._probe_module(lambda key, point, text: sent.append((point, json.loads(text))))
+        calc = types.ModuleType("calc")
+        exec(compile(product, "calc", "exec"), calc.__dict__)  # noqa: S102 - the product under test
+        sys.modules["calc"] = calc
+        try:
+            namespace: dict = {"__name__": "probe"}
+            path = "/tmp/probe_test_add_many.py"  # where linecache reads the probe's lines
+            Path(path).write_text(module.probe, encoding="utf-8")
+            linecache.checkcache(path)
+            exec(compile(module.probe, path, "exec"), namespace)  # noqa: S102 - the compiled test
+            namespace["test_add_many"]()
+        finally:
+            sys.modules.pop("_stamina_probe", None)
+            sys.modules.pop("calc", None)
+        assert seal.judge(module.points, "test_add_many", sent)[0] is passes, sent
+
+
+@pytest.mark.parametrize("dropper", sorted(DROPPERS))
+def test_dropping_what_a_probe_observes_is_a_violation(backend, looped_task, tmp_path, dropper):
+    """Through the harness: the observer a probe was given, and the probe module, are
+    checked as each test returns, after collection and at the end; a filter or a module
+    in their place is tampering. A product that returns 2 without either fails the looped
+    test as any wrong one."""
+    attack, evidence = DROPPERS[dropper]
+    sandbox = SANDBOXES.load(backend)(SandboxConfig(kind=backend), hidden=[looped_task.root])
+    try:
+        for content, expect in ((attack, "violation"), ("def add(a, b):\n    return 2\n", "failed")):
+            workspace = Workspace(tmp_path / f"ws-{expect}", looped_task.seed_dir)
+            workspace.reset()
+            (workspace.path / "calc" / "__init__.py").write_text(content, encoding="utf-8")
+            sandbox.prepare(workspace.path)
+            scratch = tmp_path / f"scratch-{expect}"
+            scratch.mkdir()
+            hidden = run_hidden_tests(source=workspace.path, task=looped_task, turns=looped_task.turns[:1], sandbox=sandbox,
+                                      scratch=scratch, timeout=120)  # fmt: skip
+            if expect == "violation":
+                assert any(evidence in line for line in hidden.evidence), hidden.evidence
+            else:
+                assert not hidden.evidence and hidden.outcomes["01-add/test_add_many.py::test_add_many"].status == "failed"
+    finally:
+        sandbox.close()

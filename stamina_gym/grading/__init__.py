@@ -28,7 +28,9 @@ How an outcome reaches the grade
   harness sends each observed value as plain data, tagged with the test under way, and the
   host fails a test the harness saw pass unless every observation meets its point and
   every point in the test's body was reached once. Code that forges observations earns
-  only what it guesses; everything below still stands, for what the sandbox computes.
+  only what it guesses; code that drops them (to pass a point in a loop) is caught by the
+  check, as each test returns, that every probe observes through what ``bind`` gave it.
+  Everything below still stands, for what the sandbox computes.
 * The harness **parent** never imports a test module or anything of the agent's. It forks
   one **child** per shard, each with a result pipe, a log pipe (its stdout and stderr) and
   a go pipe. A child draws a random key and hands it to the parent (``hello``) before any

@@ -683,33 +683,68 @@ class _ProbeRaises:
         return True
 
 
-def _probe_module(sink):
+def _probe_module(sink, made=None, guarded=None, module=None):
     """The ``_stamina_probe`` module a probe imports: ``bind(key)`` gives the module whose
-    key that is its ``observe(N, value)`` and ``raises(N)``, each handing ``(key, N,
-    encoded value)`` to ``sink``. A value past the bounds is sent as ``{"over": true}``,
-    which fails its test."""
+    key that is its ``observe(N, value)`` and ``raises(N)``, each handing ``(key, N, JSON
+    text)`` to ``sink``; a value past the bounds is sent as ``{"over": true}``, which
+    fails its test. Code that drops what a probe observes can pass a check in a loop or a
+    branch, so the path is guarded: the functions ``bind`` gives hold their state in
+    default arguments only (no closure cell, which a write raises no audit event for), their
+    ids go into ``guarded`` (the audit hook ends the run on a write to their defaults or
+    code), and each is recorded in ``made`` with the module globals it went into, which
+    ``_probes_changed`` checks. (``module``: the module object to fill, made before.)"""
     import json
     import types
 
-    module = types.ModuleType("_stamina_probe")
+    module = types.ModuleType("_stamina_probe") if module is None else module
 
-    def bind(key, _sink=sink, _encode=_encode, _dumps=json.dumps):
-        def emit(point, data):
+    def bind(key, _sink=sink, _made=made, _guarded=guarded, _frame=sys._getframe, _encode=_encode, _big=_TooBig,
+             _dumps=json.dumps, _raises=_ProbeRaises, _id=id):  # fmt: skip
+        def emit(point, data, _key=key, _sink=_sink, _dumps=_dumps):
             # Plain data of exact types only (``_encode`` makes nothing else): no code of
             # the graded module runs in the sink, which sends.
-            _sink(key, point, _dumps(data, ensure_ascii=True, separators=(",", ":")))
+            _sink(_key, point, _dumps(data, ensure_ascii=True, separators=(",", ":")))
 
-        def observe(point, value):
+        def observe(point, value, _emit=emit, _encode=_encode, _big=_big):
             try:
                 encoded = _encode(value)
-            except (_TooBig, RecursionError):
+            except (_big, RecursionError):
                 encoded = {"over": True}
-            emit(point, encoded)
+            _emit(point, encoded)
 
-        return types.SimpleNamespace(observe=observe, raises=lambda point, base=False: _ProbeRaises(point, emit, base))
+        def raises(point, base=False, _emit=emit, _raises=_raises):
+            return _raises(point, _emit, base)
+
+        if _made is not None:
+            _guarded.update((_id(emit), _id(observe), _id(raises)))
+            _made.append((_frame(1).f_globals, observe, raises))
+        return observe, raises
 
     module.bind = bind
     return module
+
+
+def _probes_changed(made, store, module, methods):
+    """How the probes' path was changed since ``bind`` made it: a probe module whose
+    observer is not the one it was given, a grading module that observes through something
+    ``bind`` did not give it (a ``_stamina_probe`` put in its place), the module replaced,
+    or ``_ProbeRaises`` (whose methods ``methods`` recorded) rebound."""
+    changed = []
+    given = set()
+    for namespace, observe, raises in made:
+        given.add(id(namespace))
+        if namespace.get("_stamina_observe") is not observe or namespace.get("_stamina_raises") is not raises:
+            changed.append(f"the probe of {namespace.get('__name__')!s:.100} observes through another function")
+    for prints in list(store.values()):
+        label, namespace, _ = prints[0]
+        if "_stamina_observe" in namespace and id(namespace) not in given:
+            changed.append(f"{label} observes through what the harness did not give it")
+    if sys.modules.get("_stamina_probe") is not module:
+        changed.append("_stamina_probe was replaced")
+    for name, value in methods.items():
+        if _ProbeRaises.__dict__.get(name) is not value:
+            changed.append(f"_ProbeRaises.{name} was rebound")
+    return changed
 
 
 # -- the child ------------------------------------------------------------------------------
@@ -747,10 +782,17 @@ def _arm(send, senders, shard, pytest, grade):
     """Build the plugin and install the audit hook; returns the plugin and ``finish(code,
     note)``, which sends the note and ``done`` once. The signer and the hook's switch stay
     in default arguments (an audited read), never in a frame the tests run above."""
+    import types
+
     armed = [False]
     support = _support_code(os.path.join(grade, "support")) if grade else {}
+    made, guarded = [], set()  # the probes' functions and where they went; what the hook guards
+    probe = types.ModuleType("_stamina_probe")  # filled in below, once the plugin's sink exists
     plugin, ours, observed = _plugin(send, armed, frozenset(shard.get("keep") or ()), bool(shard.get("keep")), pytest,
-                                  support, bool(shard.get("report_dropped")), os.path.join(grade, "") if grade else "")  # fmt: skip
+                                     support, bool(shard.get("report_dropped")), os.path.join(grade, "") if grade else "",
+                                     (made, probe, dict(_ProbeRaises.__dict__)))  # fmt: skip
+    _probe_module(observed, made, guarded, probe)
+    guarded.update(map(id, [*ours, probe.bind]))
 
     def finish(code, note, _send=send, _ended=[False], _type=type, _int=int, _str=str):
         if _ended[0]:
@@ -760,12 +802,13 @@ def _arm(send, senders, shard, pytest, grade):
             _send("note", note)
         _send("done", _str(code) if _type(code) is _int else "3")
 
-    hook, hooked = _audit_hook(send, armed, frozenset(map(id, [*ours, finish])))
+    hook, hooked = _audit_hook(send, armed, guarded)
+    guarded.add(id(finish))
     codes = [function.__code__ for function in (*ours, finish, hook) if function is not send]
     senders.update(codes)
     hooked.update(codes)  # a function made of these, or these run by exec, is tampering
     sys.addaudithook(hook)
-    sys.modules["_stamina_probe"] = _probe_module(observed)  # what the staged probes observe through
+    sys.modules["_stamina_probe"] = probe  # what the staged probes observe through
     return plugin, finish
 
 
@@ -792,7 +835,7 @@ def _signer(fd, key, sha256):
     return send, callers
 
 
-def _plugin(send, armed, keep, filtering, pytest, support, report_dropped=False, grade=""):
+def _plugin(send, armed, keep, filtering, pytest, support, report_dropped=False, grade="", probes=None):
     """The harness's pytest plugin: a module object of hook functions whose state sits in
     their default arguments (reading those is an audited event). ``support`` is what
     ``_support_code`` read of the task's test support; with ``report_dropped`` the tests
@@ -837,18 +880,22 @@ def _plugin(send, armed, keep, filtering, pytest, support, report_dropped=False,
         if _state["snapshot"] is not None and _grade:
             _take(_hidden, _grade)
 
+    def probes_changed(_hidden=hidden, _probes=probes, _changed=_probes_changed):
+        return _changed(_probes[0], _hidden, _probes[1], _probes[2]) if _probes else []
+
     def pytest_collection_finish(session, _state=state, _send=send, _diff=_changed, _support=support,
                                  _check=_support_changed, _prints=_support_prints, _hidden=hidden,
-                                 _rebound=_callables_rebound):  # fmt: skip
+                                 _rebound=_callables_rebound, _probes=probes_changed):  # fmt: skip
         if _state["snapshot"] is not None:
-            _send("integrity", *_diff(_state["snapshot"]), *_check(_support), *_rebound(_hidden))
+            _send("integrity", *_diff(_state["snapshot"]), *_check(_support), *_rebound(_hidden), *_probes())
             _state["support"] = _prints(_support)
 
     def pytest_sessionfinish(session, _state=state, _send=send, _diff=_changed, _support=support,
-                             _check=_support_changed, _hidden=hidden, _rebound=_callables_rebound):  # fmt: skip
+                             _check=_support_changed, _hidden=hidden, _rebound=_callables_rebound,
+                             _probes=probes_changed):  # fmt: skip
         if _state["snapshot"] is not None:  # before pytest unconfigures (and undoes its own patches)
             _send("integrity", *_diff(_state["snapshot"]), *_check(_support), *_diff(_state.get("support") or ()),
-                  *_rebound(_hidden))  # fmt: skip
+                  *_rebound(_hidden), *_probes())  # fmt: skip
 
     running = {"item": None}
     #: The test whose setup, call or teardown is under way, and what it may still send.
@@ -881,15 +928,20 @@ def _plugin(send, armed, keep, filtering, pytest, support, report_dropped=False,
         _running["item"] = item
         return function
 
-    def after(item, status, message, _send=send, _running=running, _frame=sys._getframe, _callers=callers):
+    def after(item, status, message, _send=send, _running=running, _frame=sys._getframe, _callers=callers,
+              _probes=probes_changed):  # fmt: skip
         """Send the running test's outcome, once, from the harness's own call of it: an
-        outcome sent from anywhere else, or for a test that is not running, is forgery."""
+        outcome sent from anywhere else, or for a test that is not running, is forgery.
+        The probes' path is checked as each test returns (a swap undone later is seen)."""
         if _frame(1).f_code not in _callers["after"] or _running["item"] is not item:
             _running["item"] = None
             _send("forged", "a test outcome was sent from outside the harness's call of it")
             return
         _running["item"] = None
         _send("call", item.nodeid, status, message)
+        changed = _probes()
+        if changed:
+            _send("integrity", *changed)
 
     # While a test runs, this frame is below it: it holds only functions whose state sits
     # in their defaults (an audited read) and which check who calls them. What the test
@@ -955,7 +1007,7 @@ def _plugin(send, armed, keep, filtering, pytest, support, report_dropped=False,
         hooks[name] = pytest.hookimpl(tryfirst=True)(hooks[name])
     plugin = types.ModuleType("stamina_gym_harness_plugin")  # hashable, as old pluggy wants; not in sys.modules
     plugin.__dict__.update(hooks)
-    return plugin, [*hooks.values(), send, before, after, observed], observed
+    return plugin, [*hooks.values(), send, before, after, observed, probes_changed], observed
 
 
 def _unwrap(function, _method=type(_place.__get__(0))):

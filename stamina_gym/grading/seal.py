@@ -11,13 +11,13 @@ probe reports can earn only what it guesses.
 What the compiler does to a module (``compile_module``):
 
 * ``assert X <op> C``, where ``C`` is a literal (a constant, or a list, tuple, set or dict
-  of them, a negative number), becomes ``_probe.observe(N, X)``; point ``N`` holds the
+  of them, a negative number), becomes ``_stamina_observe(N, X)``; point ``N`` holds the
   operator and ``C``. ``assert C <op> X`` likewise (the operator turned round), ``assert
   not (X <op> C)`` as the negated operator, ``assert A and B`` as the points of ``A`` and
   of ``B``.
 * ``assert X`` and ``assert not X`` (``X`` not a comparison) observe ``X`` and judge its
   truth.
-* ``with pytest.raises(E, match=M) as info:`` becomes ``with _probe.raises(N) as info:``;
+* ``with pytest.raises(E, match=M) as info:`` becomes ``with _stamina_raises(N) as info:``;
   the point holds the exception's name and the pattern, the probe observes what was
   raised (its class's names up its MRO and its message) and swallows it, as
   ``pytest.raises`` would, with ``info.value`` still the exception for later lines.
@@ -52,7 +52,8 @@ from typing import Any, Iterable, Mapping, Sequence
 #: The name the probe calls its observer by (the harness puts a module of that name in
 #: ``sys.modules`` before any test is imported).
 PROBE_MODULE = "_stamina_probe"
-_ALIAS = "_stamina_observe"
+#: The module globals a probe observes through: ``_stamina_probe.bind(key)`` gives both.
+OBSERVE, RAISES = "_stamina_observe", "_stamina_raises"
 
 _OPS: dict[type, str] = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
                          ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}  # fmt: skip
@@ -138,7 +139,8 @@ def compile_module(source: str, filename: str = "<test>", key: str = "") -> Comp
     at = next((i for i, node in enumerate(body) if not (isinstance(node, ast.ImportFrom) and node.module == "__future__")), len(body))
     bind = ast.Call(ast.Attribute(ast.Call(ast.Name("__import__", ast.Load()), [ast.Constant(PROBE_MODULE)], []), "bind",
                                   ast.Load()), [ast.Constant(key)], [])  # fmt: skip
-    body.insert(at, ast.Assign([ast.Name(_ALIAS, ast.Store())], bind))
+    names = ast.Tuple([ast.Name(OBSERVE, ast.Store()), ast.Name(RAISES, ast.Store())], ast.Store())
+    body.insert(at, ast.Assign([names], bind))
     ast.fix_missing_locations(tree)
     probe = ast.unparse(tree) + "\n"
     points = {point.id: point for point in compiler.points}
@@ -208,8 +210,7 @@ class _Compiler(ast.NodeTransformer):
         return point.id
 
     def _observe(self, point: int, value: ast.expr, node: ast.AST) -> ast.stmt:
-        call = ast.Call(ast.Attribute(ast.Name(_ALIAS, ast.Load()), "observe", ast.Load()),
-                        [ast.Constant(point), value], [])  # fmt: skip
+        call = ast.Call(ast.Name(OBSERVE, ast.Load()), [ast.Constant(point), value], [])
         return ast.copy_location(ast.Expr(call), node)
 
     def visit_Assert(self, node: ast.Assert) -> ast.stmt | list[ast.stmt]:
@@ -265,7 +266,7 @@ class _Compiler(ast.NodeTransformer):
             base = bool(_BASE_EXCEPTIONS & set(names))  # the probe must catch it too: said, and so guessable
             point = self._point(node, "raises", "guessable" if base else "sealed", expected=names, pattern=pattern)
             arguments = [ast.Constant(point)] + ([ast.Constant(True)] if base else [])
-            call = ast.Call(ast.Attribute(ast.Name(_ALIAS, ast.Load()), "raises", ast.Load()), arguments, [])
+            call = ast.Call(ast.Name(RAISES, ast.Load()), arguments, [])
             items.append(ast.withitem(ast.copy_location(call, item.context_expr), item.optional_vars))
         node.items = items
         return self._block(node)
@@ -402,8 +403,7 @@ def _probe_literals(probe: str) -> set[Any]:
     """The literals a reader of the probe sees (point numbers aside)."""
     tree = ast.parse(probe)
     numbers = {id(node.args[0]) for node in ast.walk(tree) if isinstance(node, ast.Call) and node.args
-               and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
-               and node.func.value.id == _ALIAS}  # fmt: skip
+               and isinstance(node.func, ast.Name) and node.func.id in (OBSERVE, RAISES)}  # fmt: skip
     return {node.value for node in ast.walk(tree)
             if isinstance(node, ast.Constant) and id(node) not in numbers and _hashable(node.value)}  # fmt: skip
 
