@@ -11,6 +11,7 @@ import pytest
 
 from stamina_gym.config import SandboxConfig
 from stamina_gym import hidden_runner as runner
+from stamina_gym.grading import seal
 from stamina_gym.grading.grade import grade_run
 from stamina_gym.hidden_runner import run_hidden_tests, shard_turns
 from stamina_gym.sandbox.local import LocalSandbox
@@ -151,14 +152,15 @@ def test_pytest_runs_the_planted_pyc(solved, sandbox, tmp_path, monkeypatch):
     for key in list(runner._REWRITTEN):
         inside, _ = key
         if inside.endswith("01-add/test_add.py"):
-            source = (TASK.turns[0].dir / "tests" / "test_add.py").read_bytes()
+            written = (TASK.turns[0].dir / "tests" / "test_add.py").read_text(encoding="utf-8")
+            source = seal.compiled(written, "01-add/test_add.py").probe.encode()  # what is staged: the probe
             buffer = io.BytesIO()
             fake = compile("def test_add_small():\n    assert False\n\n\ndef test_add_negative():\n    assert False\n", inside, "exec")
             _write_pyc_fp(buffer, importlib.util.source_hash(source), fake)
             runner._REWRITTEN[key] = buffer.getvalue()
     after = ours(run(solved, sandbox, tmp_path, workers=1))
     assert after["01-add/test_add.py::test_add_small"] == "failed"
-    assert after["02-mul/test_mul.py::test_mul[2-3-6]"] == "passed"
+    assert after["02-mul/test_mul.py::test_mul[case0]"] == "passed"  # sealed: its cases have ids that say nothing
 
 
 def test_only_the_chosen_tests_run_and_unchosen_turns_are_not_staged(solved, sandbox, tmp_path, monkeypatch):
@@ -174,7 +176,7 @@ def test_only_the_chosen_tests_run_and_unchosen_turns_are_not_staged(solved, san
     chosen = {"02-mul/test_mul.py::test_mul"}
     hidden = run_hidden_tests(source=solved, task=TASK, turns=TASK.turns, sandbox=sandbox, scratch=tmp_path, timeout=120,
                               workers=1, only=chosen)  # fmt: skip
-    assert ours(hidden) == {"02-mul/test_mul.py::test_mul[2-3-6]": "passed", "02-mul/test_mul.py::test_mul[-1-5--5]": "passed"}
+    assert ours(hidden) == {"02-mul/test_mul.py::test_mul[case0]": "passed", "02-mul/test_mul.py::test_mul[case1]": "passed"}
     assert "01-add" not in staged[0] and "02-mul" in staged[0]
     one_of_two = {"01-add/test_add.py::test_add_negative"}
     hidden = run_hidden_tests(source=solved, task=TASK, turns=TASK.turns, sandbox=sandbox, scratch=tmp_path, timeout=120,

@@ -34,6 +34,9 @@ VARYING = frozenset({
     "duration_s", "think_s", "elapsed_s", "time", "started_at", "ended_at", "finished_at", "created_at",
     "grading_cache", "cache_hits", "cache_misses", "worker", "resources", "python", "sandbox_python",
     "stamina_gym_version", "versions", "config_hash", "digest", "env_config", "config", "prompt_templates",
+    # How many of a turn's tests sealed judging seals: a report on the compiler, which
+    # moves whenever it seals more, not behaviour of the env.
+    "sealing",
 })  # fmt: skip
 _TEMP = re.compile(r"/tmp/[^\s\"':]+")
 _WRITE = os.environ.get("STAMINA_GYM_WRITE_UNCHANGED") == "1"
