@@ -79,18 +79,23 @@ def sandbox(backend):
     sandbox.close()
 
 
+def graded(task, turns, content: str, sandbox, folder: Path, **options):
+    """The hidden-test run of ``turns`` on the task's seed with ``calc/__init__.py`` set to
+    ``content`` (``options``: ``run_hidden_tests``'s), in a new ``folder``."""
+    workspace = Workspace(folder / "ws", task.seed_dir)
+    workspace.reset()
+    (workspace.path / "calc" / "__init__.py").write_text(content, encoding="utf-8")
+    sandbox.prepare(workspace.path)
+    (folder / "scratch").mkdir()
+    return run_hidden_tests(source=workspace.path, task=task, turns=turns, sandbox=sandbox, scratch=folder / "scratch",
+                            timeout=120, **options)  # fmt: skip
+
+
 def outcomes(content: str, sandbox, tmp_path: Path, *, sealed: bool) -> list[tuple[str, str]]:
     """(test id without its parameters, status) of each of the mini task's own tests
     (canaries left out) for a product of ``content``, its tests staged sealed or as
     written (a sealed parametrized test's cases have ids that say nothing)."""
-    workspace = Workspace(tmp_path / f"ws-{sealed}", TASK.seed_dir)
-    workspace.reset()
-    (workspace.path / "calc" / "__init__.py").write_text(content, encoding="utf-8")
-    sandbox.prepare(workspace.path)
-    scratch = tmp_path / f"scratch-{sealed}"
-    scratch.mkdir()
-    hidden = run_hidden_tests(source=workspace.path, task=TASK, turns=TASK.turns, sandbox=sandbox, scratch=scratch,
-                              timeout=120, sealed_judging=sealed)  # fmt: skip
+    hidden = graded(TASK, TASK.turns, content, sandbox, tmp_path / f"sealed-{sealed}", sealed_judging=sealed)
     assert hidden.outcomes is not None, hidden.problem
     return sorted((tid.split("[")[0], o.status) for tid, o in hidden.outcomes.items() if tid.split("[")[0] in REAL)
 
@@ -268,17 +273,11 @@ def test_dropping_what_a_probe_observes_is_a_violation(backend, looped_task, tmp
     sandbox = SANDBOXES.load(backend)(SandboxConfig(kind=backend), hidden=[looped_task.root])
     try:
         for content, expect in ((attack, "violation"), ("def add(a, b):\n    return 2\n", "failed")):
-            workspace = Workspace(tmp_path / f"ws-{expect}", looped_task.seed_dir)
-            workspace.reset()
-            (workspace.path / "calc" / "__init__.py").write_text(content, encoding="utf-8")
-            sandbox.prepare(workspace.path)
-            scratch = tmp_path / f"scratch-{expect}"
-            scratch.mkdir()
-            hidden = run_hidden_tests(source=workspace.path, task=looped_task, turns=looped_task.turns[:1], sandbox=sandbox,
-                                      scratch=scratch, timeout=120)  # fmt: skip
+            hidden = graded(looped_task, looped_task.turns[:1], content, sandbox, tmp_path / expect)
             if expect == "violation":
                 assert any(evidence in line for line in hidden.evidence), hidden.evidence
             else:
                 assert not hidden.evidence and hidden.outcomes["01-add/test_add_many.py::test_add_many"].status == "failed"
     finally:
         sandbox.close()
+
