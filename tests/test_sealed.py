@@ -281,3 +281,41 @@ def test_dropping_what_a_probe_observes_is_a_violation(backend, looped_task, tmp
     finally:
         sandbox.close()
 
+
+#: Right answers, each sent with a flood of observations of its own: 64 values of a MiB
+#: through the probe's own module, past every bound on what a test and a shard may send.
+FLOODS_THE_STREAM = '''
+_observe, _ = __import__("_stamina_probe").bind("flood")
+
+
+def _flood():
+    for point in range(64):
+        _observe(point, "x" * (1 << 20))
+
+
+def add(a, b):
+    _flood()
+    return a + b
+
+
+def mul(a, b):
+    _flood()
+    return a * b
+'''
+
+
+def test_flooding_the_observation_stream_earns_nothing_and_voids_nothing(sandboxed_env):
+    """What a test and a shard may send is bounded in the harness, and an observation of a
+    module no probe has fails its test: the flood costs the tests it ran in, the run still
+    reports (never ``infrastructure``, which would void the sample), and the reward is no
+    more than doing nothing."""
+    env = sandboxed_env
+    _, null, _ = act(env, tool="submit")
+    env.reset(seed=0)
+    act(env, tool="write_file", path="calc/__init__.py", content=FLOODS_THE_STREAM)
+    _, reward, info = act(env, tool="submit")
+    grade = info["grade"]
+    # Binding the probe module from the product is itself seen (a violation); either way
+    # nothing passes and the sample counts.
+    assert grade["failure_class"] in ("functional", "violation") and grade["passed"] == 0, grade["detail"]
+    assert reward <= null + 1e-9, (reward, null)
