@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import socket
 from pathlib import Path
 
 import pytest
@@ -70,6 +71,23 @@ def test_the_verifiers_example_plays_its_episodes(monkeypatch, capsys):
         run_python(code.replace("http://127.0.0.1:8001/v1", server.base_url))
     printed = capsys.readouterr().out.splitlines()
     assert len(printed) == 2 and all("'failure_class'" in line for line in printed), printed
+
+
+def test_the_verifiers_example_says_when_the_policy_server_is_down(monkeypatch, caplog):
+    """No server answers on the example's address: the example exits with the error, and
+    the adapter has logged it for each episode (the library alone records it on the trace
+    and gives reward 0)."""
+    pytest.importorskip("verifiers")
+    (code,) = blocks("verifiers", "python")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-readme-example")
+    with socket.socket() as closed:  # a port that was free a moment ago: nothing listens there
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    with pytest.raises(SystemExit) as ended:
+        run_python(code.replace("http://127.0.0.1:8001/v1", f"http://127.0.0.1:{port}/v1"))
+    assert "StaminaTodo-v0#seed0@turn1" in str(ended.value) and "connect" in str(ended.value).lower(), ended.value
+    said = [r.getMessage() for r in caplog.records if r.levelname == "ERROR" and r.name.endswith("integrations.verifiers")]
+    assert len(said) == 2 and all("reward is not the env's" in line for line in said), said
 
 
 @pytest.mark.slow

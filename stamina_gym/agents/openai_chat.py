@@ -81,9 +81,13 @@ class OpenAIChatAgent:
         defaults = {"model": os.environ.get("OPENAI_MODEL"), "base_url": os.environ.get("OPENAI_BASE_URL"),
                     "api_key": os.environ.get("OPENAI_API_KEY")}  # fmt: skip
         merged = {**{k: v for k, v in defaults.items() if v}, **settings}
-        missing = [f"{k} (or {env})" for k, env in (("model", "OPENAI_MODEL"), ("api_key", "OPENAI_API_KEY")) if not merged.get(k)]
+        missing = [(key, variable) for key, variable in (("model", "OPENAI_MODEL"), ("api_key", "OPENAI_API_KEY"))
+                   if not merged.get(key)]  # fmt: skip
         if missing:
-            raise ConfigError(f"the openai agent needs {' and '.join(missing)}: --agent-arg openai:model=NAME, or set the variables")
+            # KEY=VALUE is what run, collect and (with one agent) eval all take.
+            given = " ".join(f"--agent-arg {key}={variable}" for key, variable in missing)
+            named = " and ".join(f"{key} (or {variable})" for key, variable in missing)
+            raise ConfigError(f"the openai agent needs {named}: {given}, or set the variables")
         try:
             self.config = OpenAIChatConfig.model_validate(merged)
         except ValidationError as exc:

@@ -28,6 +28,10 @@ methods of the task, run when the rollout closes. Here:
   to ``trace.info["rewards"]``; the task's reward ``stamina`` is their sum, so
   ``trace.reward`` is the episode's return as the env gave it. Metric ``submits``: the
   turns graded (``trace.info["grades"]``: turn and failure class of each).
+* Errors: an episode the library ends on an error (the policy server cannot be reached,
+  a harness exception) is recorded by the library on the trace (``trace.ok`` False,
+  ``trace.errors``) with reward 0; this module also logs it at ERROR level, so that no
+  batch reads as an honest zero.
 
 The library imports plugins by a top-level module name: the package installs one,
 ``stamina_gym_verifiers`` (``TASKSET_ID``), which re-exports this module; it is the id
@@ -39,6 +43,7 @@ builds the env through the library's loader.
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 try:
@@ -56,6 +61,7 @@ from stamina_gym.chat import ChatEnv
 from stamina_gym.tools import openai_tools
 
 TASKSET_ID = "stamina_gym_verifiers"
+_LOG = logging.getLogger(__name__)
 
 __all__ = ["TASKSET_ID", "StaminaChatHarness", "StaminaChatHarnessConfig", "StaminaData", "StaminaEnvConfig",
            "StaminaTask", "StaminaTaskset", "StaminaTasksetConfig", "StaminaVerifiersEnv",
@@ -157,8 +163,19 @@ class StaminaVerifiersEnv(vf.Env[StaminaEnvConfig]):
                     record["rewards"].append(reward)
                     record["grades"] += [{"turn": s["turn"], "failure_class": s["grade"]["failure_class"]}
                                          for s in step["steps"] if "grade" in s]  # fmt: skip
+            _say_error(task, interaction.trace)
         finally:
             await asyncio.to_thread(chat.close)
+
+
+def _say_error(task: StaminaTask, trace: vf.Trace) -> None:
+    """An episode the library ended on an error (the policy server unreachable, say) has
+    the reward 0 of no step, not the env's: said at ERROR level, as the library only
+    records it on the trace (``trace.ok`` False, ``trace.errors``)."""
+    if trace.has_error:
+        error = trace.last_error
+        _LOG.error("%s ended on an error after %d graded turns, its reward is not the env's: %s: %s",
+                   task.data.name, len(trace.info.get("grades", [])), error.type, error.message)  # fmt: skip
 
 
 def load_environment(env_id: str = "StaminaTodo-v0", num_examples: int = 1, start_turns: list[int] | None = None,

@@ -4,11 +4,13 @@ server that speaks the chat-completions wire format."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from stamina_gym.agents import make_agent
 from stamina_gym.agents.openai_chat import estimate_tokens, tool_schema
+from stamina_gym.cli import _parse_agent_args
 from stamina_gym.errors import ConfigError
 from stamina_gym.harness import run_episode
 from stamina_gym.tools import TOOLS
@@ -96,8 +98,12 @@ def test_context_keeps_system_and_request_within_the_token_budget():
 def test_missing_model_or_key_is_a_clear_error(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_MODEL", raising=False)
-    with pytest.raises(ConfigError, match="model .*OPENAI_MODEL.* and api_key .*OPENAI_API_KEY"):
+    with pytest.raises(ConfigError, match="model .*OPENAI_MODEL.* and api_key .*OPENAI_API_KEY") as error:
         make_agent("openai")
+    # The hint's syntax is what run and collect take: given as written, the agent is made.
+    hinted = re.findall(r"--agent-arg (\S+?)(?:,|\s|$)", str(error.value))
+    assert hinted == ["model=OPENAI_MODEL", "api_key=OPENAI_API_KEY"], str(error.value)
+    assert make_agent("openai", **_parse_agent_args(hinted)).config.model == "OPENAI_MODEL"
 
 
 def test_settings_come_from_the_environment(monkeypatch):
