@@ -22,10 +22,15 @@ The wire types:
     with StaminaClient(base_url="http://127.0.0.1:8000").sync() as env:
         result = env.reset(seed=0)
         result = env.step(StaminaAction(text='{"tool": "list_files"}'))
+
+Importing this module (or any of ``openenv.core``) imports gradio, a few seconds:
+openenv-core 0.3.0 requires it, and its package ``__init__`` imports the server, whose
+web interface imports gradio, before the client's module.
 """
 
 from __future__ import annotations
 
+import logging
 import sys
 import threading
 from typing import Any, Callable
@@ -42,8 +47,12 @@ except ImportError as exc:  # pragma: no cover - the message is the point
     raise ImportError("serving needs OpenEnv: pip install 'stamina-gym[serve]'") from exc
 from fastapi.responses import JSONResponse
 from pydantic import Field
+from starlette.websockets import WebSocketDisconnect
+from uvicorn.protocols.utils import ClientDisconnected
 
 import stamina_gym  # noqa: F401 - registers the env ids
+
+_LOG = logging.getLogger("uvicorn.error")  # uvicorn's own logger: its level is --log-level
 
 
 class StaminaAction(Action):
@@ -180,6 +189,27 @@ class _Sessions:
         print(f"stopped: closed the {self.close_all()} session(s) still open", file=sys.stderr, flush=True)
 
 
+class _QuietDisconnect:
+    """ASGI middleware: a WebSocket session whose client went away ends in one log line.
+    OpenEnv's endpoint closes the socket in its ``finally`` even when the client already
+    has, and that close raises ``WebSocketDisconnect``, which uvicorn logs as a traceback
+    of some 60 lines for every normal disconnect. The session's env is closed either way
+    (OpenEnv's own cleanup runs before that close)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "websocket":
+            await self.app(scope, receive, send)
+            return
+        try:
+            await self.app(scope, receive, send)
+        except (WebSocketDisconnect, ClientDisconnected) as exc:
+            host, port = scope.get("client") or ("?", "?")
+            _LOG.info("session from %s:%s: the client disconnected (%s)", host, port, getattr(exc, "code", "") or "gone")
+
+
 def make_app(env_id: str = "StaminaTodo-v0", *, max_sessions: int = 16, idle_timeout_s: float | None = 600.0,
              **make_kwargs: Any):  # fmt: skip
     """OpenEnv's FastAPI app serving ``env_id`` (``gym.make`` keyword arguments in
@@ -199,6 +229,7 @@ def make_app(env_id: str = "StaminaTodo-v0", *, max_sessions: int = 16, idle_tim
         return JSONResponse(status_code=503, content={"detail": str(exc)})
 
     app.add_exception_handler(ServerFull, full)
+    app.add_middleware(_QuietDisconnect)
     app.router.on_shutdown.append(sessions.stop)
     return app
 
