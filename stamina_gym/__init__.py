@@ -1,8 +1,8 @@
 """stamina-gym: a Gymnasium environment for coding agents on long, changing projects.
 
 ``import stamina_gym`` registers one env id per spec file in ``envs/`` and one
-``Stamina-<task>-v0`` id for every other task found (see ``stamina_gym.task``). A shipped
-env is registered by its id alone (``kwargs={"config": "StaminaTodo-v0"}``), so what a
+``Stamina-<task>-v1`` id for every other task found (see ``stamina_gym.task``). A shipped
+env is registered by its id alone (``kwargs={"config": "StaminaTodo-v1"}``), so what a
 dataset records of it holds no path of this machine.
 """
 
@@ -34,7 +34,7 @@ def register_envs() -> list[str]:
         ids.append(env_id)
     for task in find_tasks():
         if task not in covered:
-            env_id = f"Stamina-{task}-v0"
+            env_id = f"Stamina-{task}-v1"
             _register(env_id, {"config": {"id": env_id, "task": task}}, 10_000)
             ids.append(env_id)
     return ids

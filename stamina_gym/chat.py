@@ -92,7 +92,7 @@ def fit_context(system: dict[str, Any], history: list[Group], request: dict[str,
 
 def user_message(observation: dict[str, Any]) -> dict[str, Any]:
     """The request of a turn, with the phase and the repository as the env shows it."""
-    turn = int(observation["turn"]) + 1
+    turn = int(observation["turn"])
     text = f"Turn {turn} ({observation['phase']}): {observation['prompt']}\n\nRepository:\n{observation['repo']}"
     return {"role": "user", "content": text}
 

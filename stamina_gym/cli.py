@@ -55,7 +55,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         env.reset(seed=args.seed)  # lays the workspace so the header can name the sandbox
         recorder = Recorder(out, run_header(env, agent, args.seed))
-        print(f"{args.env}  agent={args.agent}  seed={args.seed}  turns={len(env.unwrapped.turns)}  records={out}")
+        print(f"{args.env}  agent={args.agent}  seed={args.seed}  turns={'-'.join(map(str, env.unwrapped.window))}  records={out}")
         print(TABLE_HEADER, flush=True)
         started = time.monotonic()
         result = run_episode(env, agent, seed=args.seed, recorder=recorder, on_turn=lambda t: print(format_turn_row(t), flush=True))
@@ -426,7 +426,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--agent", default="oracle", help="oracle, null, command or cpg (default: oracle)")
     run.add_argument("--agent-arg", action="append", default=[], metavar="KEY=VALUE",
                      help="agent constructor argument, e.g. command='python my_agent.py'")
-    run.add_argument("--env", default="StaminaTodo-v0")
+    run.add_argument("--env", default="StaminaTodo-v1")
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--turns", type=int, help="play only the first N turns")
     run.add_argument("--out", help="records folder (default runs/<env>-<agent>-seed<N>-<time>)")
@@ -464,7 +464,7 @@ def build_parser() -> argparse.ArgumentParser:
     col = sub.add_parser("collect", help="play many episodes on parallel workers (local or Ray); writes Parquet")
     col.add_argument("--agent", default="oracle", help="oracle, null, command, or package.module:Class (default: oracle)")
     col.add_argument("--agent-arg", action="append", default=[], metavar="KEY=VALUE", help="agent constructor argument")
-    col.add_argument("--env", default="StaminaTodo-v0")
+    col.add_argument("--env", default="StaminaTodo-v1")
     col.add_argument("--episodes", type=int, default=4)
     col.add_argument("--start-turn", type=int, nargs="+", metavar="TURN",
                      help="begin each episode at this turn on the reference state of the turns before; several: "
@@ -475,7 +475,7 @@ def build_parser() -> argparse.ArgumentParser:
     col.add_argument("--backend", choices=["auto", "inline", "processes", "ray"], default="auto",
                      help="auto: inline for one worker, ray otherwise; processes: a local process pool")
     col.add_argument("--seed", type=int, default=0, help="base seed; episode seeds are derived from it")
-    col.add_argument("--turns", type=int, help="play only the first N turns")
+    col.add_argument("--turns", type=int, help="play at most N turns from the start (max_turns)")
     col.add_argument("--grading-cache", default=default_grading_cache(), metavar="PATH",
                      help="grading cache folder shared by the workers, or none (default: %(default)s)")
     col.add_argument("--minari", metavar="DATASET_ID", help="also export a Minari dataset (needs the minari extra)")
@@ -514,7 +514,7 @@ def build_parser() -> argparse.ArgumentParser:
     cost.add_argument("--write", action="store_true", help="store the figures as the task's costs.json")
     cost.set_defaults(func=cmd_costs)
     serve = sub.add_parser("serve", help="serve an env over OpenEnv's HTTP/WebSocket protocol (needs the serve extra)")
-    serve.add_argument("--env", default="StaminaTodo-v0")
+    serve.add_argument("--env", default="StaminaTodo-v1")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--max-sessions", type=int, default=16, metavar="N",
@@ -523,7 +523,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="close a session after this long without a message; 0: never (default 600)")
     serve.add_argument("--action-format", choices=["json", "tolerant"], default="tolerant",
                        help="how actions are read: json (strict) or tolerant (a model's raw output; default)")
-    serve.add_argument("--turns", type=int, help="episodes of only the first N turns")
+    serve.add_argument("--turns", type=int, help="episodes of at most N turns from their start (max_turns)")
     serve.add_argument("--make-kwargs", default="{}", metavar="JSON",
                        help='more gym.make keyword arguments of every env, e.g. \'{"budgets": {"wall_clock_s": 7200}}\'')
     serve.add_argument("--sandbox", choices=["local", "docker"], help="sandbox backend (default: the env spec's)")

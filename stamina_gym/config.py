@@ -230,7 +230,13 @@ class RegressionConfig(_Strict):
     whatever they cost. Null with ``budget_ms`` null: all of them at every submit."""
 
     full_every: int = Field(10, ge=1)
-    """Every k-th turn (1-based), and the last, reruns the whole regression set."""
+    """Every k-th turn (1-based), and the task's last, reruns the whole regression set;
+    not the first turn of an episode that starts later (unless ``full_at_start``)."""
+
+    full_at_start: bool = False
+    """The first submit of an episode that starts at a later turn reruns the whole
+    regression set too when its turn is a full one (by default it draws, as the turn
+    after it would)."""
 
     @model_validator(mode="after")
     def _one_rule(self) -> "RegressionConfig":
@@ -370,13 +376,14 @@ class EnvConfig(_Strict):
     """One environment: a task plus budgets, reward weights, observation and sandbox."""
 
     id: str
-    """The Gymnasium id, for example ``StaminaTodo-v0``."""
+    """The Gymnasium id, for example ``StaminaTodo-v1``."""
 
     task: str
     """Task id: a folder under ``tasks/`` or under a directory named in STAMINA_GYM_TASKS."""
 
     max_turns: int | None = Field(None, ge=1)
-    """Play only the first N turns of the task (all when unset)."""
+    """At most how many turns an episode plays from the turn it starts at (to the task's
+    last when unset); a reset's ``num_turns`` option asks for an exact number instead."""
 
     grading_cache: str | None = None
     """Folder of the on-disk grading cache (``stamina_gym.grading.cache``), or null for

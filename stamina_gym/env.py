@@ -60,24 +60,62 @@ def _discard_folder(job: Future) -> None:
         pass
 
 
-def _start_turn(options: dict | None, turns: int, rng: np.random.Generator) -> int:
-    """The 1-based turn ``reset``'s ``options`` start the episode at (1 without options);
-    a list of turns is a distribution: ``rng`` draws one."""
-    if options is None:
-        return 1
+#: The options ``reset`` takes.
+RESET_OPTIONS = ("start_turn", "num_turns", "windows")
+
+
+def _window(options: dict | None, turns: int, default: int | None, rng: np.random.Generator) -> tuple[int, int]:
+    """The window ``reset``'s ``options`` give: its first turn (1-based) and how many turns
+    it plays. ``start_turn`` (a turn, or a list to draw one from; 1 without it) and
+    ``num_turns`` (without it: up to ``default``, the ``max_turns`` cap, and the last
+    turn), or ``windows``: ``[start, count]`` pairs to draw one from. A window asked for
+    that runs past the last turn is refused with its bounds, never shortened; ``rng``
+    draws only when there is a choice."""
+    options = {} if options is None else options
     if not isinstance(options, dict):
         raise TypeError(f"reset options must be a dict, got {type(options).__name__}")
-    unknown = sorted(set(options) - {"start_turn"})
+    unknown = sorted(set(options) - set(RESET_OPTIONS))
     if unknown:
-        raise ValueError(f"unknown reset option(s) {', '.join(map(repr, unknown))}; the env takes 'start_turn'")
-    start = options.get("start_turn", 1)
-    choices = list(start) if isinstance(start, (list, tuple)) else [start]
-    for choice in choices:
-        if isinstance(choice, bool) or not isinstance(choice, (int, np.integer)) or not 1 <= int(choice) <= turns:
-            raise ValueError(f"start_turn must be a turn number from 1 to {turns} (or a list of them), got {choice!r}")
-    if not choices:
-        raise ValueError("start_turn is an empty list: give a turn number, or turns to draw one from")
-    return int(choices[int(rng.integers(len(choices)))]) if len(choices) > 1 else int(choices[0])
+        raise ValueError(f"unknown reset option(s) {', '.join(map(repr, unknown))}; the env takes "
+                         f"{', '.join(map(repr, RESET_OPTIONS))}")  # fmt: skip
+    if "windows" in options:
+        if {"start_turn", "num_turns"} & set(options):
+            raise ValueError("give windows, or start_turn and num_turns, not both")
+        windows = options["windows"]
+        if not isinstance(windows, (list, tuple)) or not windows:
+            raise ValueError(f"windows must be a non-empty list of [start_turn, num_turns] pairs, got {windows!r}")
+        pairs = []
+        for pair in windows:
+            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+                raise ValueError(f"each window is a [start_turn, num_turns] pair, got {pair!r}")
+            pairs.append((_turn_number("start_turn", pair[0], turns), _count(pair[1])))
+    else:
+        start = options.get("start_turn", 1)
+        starts = list(start) if isinstance(start, (list, tuple)) else [start]
+        if not starts:
+            raise ValueError("start_turn is an empty list: give a turn number, or turns to draw one from")
+        count = None if options.get("num_turns") is None else _count(options["num_turns"])
+        pairs = []
+        for first in starts:
+            first = _turn_number("start_turn", first, turns)
+            pairs.append((first, count if count is not None else min(default or turns, turns - first + 1)))
+    for first, count in pairs:
+        if first + count - 1 > turns:
+            raise ValueError(f"the window of {count} turns from turn {first} ends at turn {first + count - 1}, "
+                             f"past the last turn, {turns}: it may start at turn {max(turns - count + 1, 1)} at the latest")  # fmt: skip
+    return pairs[int(rng.integers(len(pairs)))] if len(pairs) > 1 else pairs[0]
+
+
+def _turn_number(name: str, value: Any, turns: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= int(value) <= turns:
+        raise ValueError(f"{name} must be a turn number from 1 to {turns} (or a list of them), got {value!r}")
+    return int(value)
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < 1:
+        raise ValueError(f"num_turns must be a number of turns, at least 1, got {value!r}")
+    return int(value)
 
 
 def to_text(text: str, limit: int) -> str:
@@ -117,8 +155,9 @@ class StaminaEnv(gym.Env[dict, str]):
     (Text: the result of the last action; after a submit, the grade summary when
     ``observation.feedback == "summary"``), ``repo`` (Text: the repository as a file tree
     with line counts, its full text, or the diff since the turn began, by
-    ``observation.repo``), ``phase`` (Text: the project phase) and ``turn`` (Discrete: the
-    0-based turn index). Text is as the files and commands have it, any Unicode
+    ``observation.repo``), ``phase`` (Text: the project phase) and ``turn`` (Discrete,
+    from 1: the current turn's number, as ``info["turn"]``, the records and the reset
+    options count it; after the last submit, the last turn's). Text is as the files and commands have it, any Unicode
     character included (``stamina_gym.text_space.UnicodeText``; ``sample()`` draws from
     ``CHARSET``); only a lone surrogate, which UTF-8 cannot carry, reads ``\\udcXX``.
 
@@ -174,11 +213,17 @@ class StaminaEnv(gym.Env[dict, str]):
     with names found in the agent's repository and the real output of the turn's
     reproduction script on the agent's code.
 
-    A curriculum knob: ``reset(seed=..., options={"start_turn": k})`` begins at turn ``k``
-    (1-based; a list of turns: the seed draws one) on the reference solution of turns ``1..k-1`` (their reference patches under
-    the episode's params, one commit per turn as the oracle's submits leave them), with
-    those turns' tests in force as regressions and their memory probes bound; the seed's
-    draws (paraphrases, params, regression sample) are those of the episode from turn 1.
+    Windows, a curriculum knob: ``reset(seed=..., options={"start_turn": k, "num_turns":
+    n})`` plays turns ``k..k+n-1`` (a list of starts: the seed draws one; ``{"windows":
+    [[k, n], ...]}``: the seed draws a window). Without ``num_turns`` the episode plays up
+    to ``max_turns`` turns from its start, or to the last turn; a window asked for that
+    runs past the last turn is refused with its bounds. A start later than turn 1 begins
+    on the reference solution of turns ``1..k-1`` (their reference patches under the
+    episode's params, one commit per turn as the oracle's submits leave them), with those
+    turns' tests in force as regressions and their memory probes bound; its first submit
+    draws its regression tests even on a full turn (``regression.full_at_start`` asks for
+    the full set). The seed's draws (paraphrases, params, regression sample) are those of
+    the episode from turn 1. ``env.window`` gives the episode's first and last turn.
 
     ## Step Time
     No step raises or hangs, whatever the work tree holds: every walk, copy and stage of
@@ -194,18 +239,22 @@ class StaminaEnv(gym.Env[dict, str]):
     other tool: the grace alone.
 
     ## Episode End
-    Terminated after the last turn's submit. Truncated when a budget runs out: steps in
+    Terminated after the submit of the window's last turn. Truncated when a budget runs out: steps in
     a turn (``budgets.max_steps_per_turn``), the episode's wall clock
     (``budgets.wall_clock_s``), or the episode's steps (``max_episode_steps`` in the
     registration, enforced by ``TimeLimit``).
 
     ## Arguments
-    ``gym.make("StaminaTodo-v0", **overrides)``: any field of ``EnvConfig`` can be
+    ``gym.make("StaminaTodo-v1", **overrides)``: any field of ``EnvConfig`` can be
     overridden, nested ones as dicts: ``observation={"repo": "diff"}``,
     ``sandbox={"timeout_s": 10}``, ``max_turns=5``, ``mode="strict"``,
     ``quality={"pylint_every": 5}``, ``user={"kind": "llm"}``. Unknown keys are an error.
 
     ## Version History
+    * v1: turns count from 1 everywhere (``obs["turn"]`` was 0-based); episode windows
+      (``num_turns``, ``windows``), with ``max_turns`` counted from the episode's start
+      (it capped the absolute turn number); a later start's first submit draws its
+      regression tests.
     * v0: initial release (setup phase of StaminaTodo); the simulated user (ask, plan,
       summarize; C, P, G scores).
     """
@@ -226,7 +275,7 @@ class StaminaEnv(gym.Env[dict, str]):
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.render_mode = render_mode
         self.task = load_task(self.config.task)
-        self.turns = self.task.turns[: self.config.max_turns]
+        self.turns = self.task.turns
         if self.config.regression.budget_ms is not None:
             self._costs = costs.load(self.task)
             if self._costs is None:
@@ -245,7 +294,7 @@ class StaminaEnv(gym.Env[dict, str]):
                 "output": text,
                 "repo": text,
                 "phase": UnicodeText(64, charset=CHARSET),
-                "turn": spaces.Discrete(len(self.turns)),
+                "turn": spaces.Discrete(len(self.turns), start=1),
             }
         )
         self.action_space = UnicodeText(MAX_ACTION_CHARS, charset=CHARSET)
@@ -260,6 +309,8 @@ class StaminaEnv(gym.Env[dict, str]):
         """(turn index, its regression draw, its grading folder being made)."""
         self._cache = GradingCache(self.config.grading_cache) if self.config.grading_cache else None
         self._turn: int | None = None
+        self._first, self._end = 0, len(self.turns) if self.config.max_turns is None else min(self.config.max_turns, len(self.turns))
+        """The episode's window: its first turn's index (0-based) and the index past its last."""
         self._last_output = ""
         self._user: User | None = None
         self._dialogue: Dialogue | None = None
@@ -267,7 +318,7 @@ class StaminaEnv(gym.Env[dict, str]):
     # -- the MDP --------------------------------------------------------------------------
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
-        _start_turn(options, len(self.turns), np.random.default_rng(0))  # bad options fail before anything changes
+        _window(options, len(self.turns), self.config.max_turns, np.random.default_rng(0))  # bad options fail before anything changes
         super().reset(seed=seed)
         workspace = self._ensure_workspace()
         workspace.reset()
@@ -280,7 +331,8 @@ class StaminaEnv(gym.Env[dict, str]):
         self._params = self.task.choose_params(lambda n: int(self.np_random.integers(n)))
         self._reviewer.reset(self._params)
         self._regression_seed = int(self.np_random.integers(2**63))  # drawn last: earlier draws keep their values
-        start = _start_turn(options, len(self.turns), self.np_random)  # a list of turns: drawn after all the rest
+        start, count = _window(options, len(self.turns), self.config.max_turns, self.np_random)  # drawn after all the rest
+        self._first, self._end = start - 1, start - 1 + count
         self._prompts: dict[int, str] = {}
         self._discard_staged()
         intro = _intro()
@@ -292,7 +344,8 @@ class StaminaEnv(gym.Env[dict, str]):
         else:
             self._begin_turn()
         observation = self._observe(intro)
-        return observation, {"turn": start, "start_turn": start, "variants": list(self._variants), "params": dict(self._params)}
+        return observation, {"turn": start, "start_turn": start, "num_turns": count, "variants": list(self._variants),
+                             "params": dict(self._params)}  # fmt: skip
 
     def step(self, action: str | dict) -> tuple[dict, float, bool, bool, dict]:
         if self._turn is None:
@@ -380,7 +433,7 @@ class StaminaEnv(gym.Env[dict, str]):
             # numstat stages the tree, which nothing writes during a submit (grading runs on
             # a copy): the commit below records that index as it is.
             review = self._reviewer.review(
-                turn, workspace.path, changed=workspace.numstat(self._turn_start), last=self._turn + 1 == len(self.turns)
+                turn, workspace.path, changed=workspace.numstat(self._turn_start), last=self._turn + 1 == self._end
             )
             hidden = hidden_tests.result()
         if hidden.cache:
@@ -415,8 +468,9 @@ class StaminaEnv(gym.Env[dict, str]):
             if turn.spec.spec or turn.spec.decisions:
                 feedback += " Dialogue: " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items() if v is not None) + "."
         self._turn += 1
-        if self._turn == len(self.turns):
-            observation = self._observe(feedback + " That was the last request.", final=True)
+        if self._turn == self._end:
+            last = "That was the last request." if self._end == len(self.turns) else "That was the episode's last request."
+            observation = self._observe(f"{feedback} {last}", final=True)
             self._turn = None
             return observation, reward, True, False, info
         self._turn_steps, self._turn_start = 0, workspace.head()
@@ -459,6 +513,8 @@ class StaminaEnv(gym.Env[dict, str]):
         restored or replayed episode draws what the live one drew."""
         rule = self.config.regression
         full = index % rule.full_every == 0 or index == len(self.turns)
+        if index == self._first + 1 and self._first and not rule.full_at_start:
+            full = index == len(self.turns)  # an episode's first turn, started later: drawn, as the next one is
         if rule.budget_ms is not None:
             full = full or sum(self._costs[tid] for tid in in_force) <= rule.budget_ms
         elif rule.sample is None or len(in_force) <= rule.sample:
@@ -490,8 +546,8 @@ class StaminaEnv(gym.Env[dict, str]):
         and the commit ids, which equal the recorded ones when the records are faithful."""
         if self._turn != 0 or self._turn_steps:
             raise RuntimeError("restore() needs a freshly reset episode")
-        if not 0 < turn < len(self.turns) or len(patches) != turn:
-            raise ValueError(f"restore to turn {turn} of {len(self.turns)} needs {turn} patches, got {len(patches)}")
+        if not 0 < turn < self._end or len(patches) != turn:
+            raise ValueError(f"restore to turn {turn} of {self._end} needs {turn} patches, got {len(patches)}")
         commits = self._lay_turns(patches)
         self._start_turn_at(turn, frozenset(passing))
         self._started = time.monotonic() - elapsed_s
@@ -534,7 +590,7 @@ class StaminaEnv(gym.Env[dict, str]):
         """Render the turn's prompt (template variables, reproduction output) and open its dialogue."""
         index = self._turn
         turn = self.turns[index]
-        self._reviewer.prefetch(last=index + 1 == len(self.turns))
+        self._reviewer.prefetch(last=index + 1 == self._end)
         self._stage_turn(index)  # while the agent works (a submit then only copies its source in)
         raw = turn.spec.prompts[self._variants[index]]
         values = {**self._params, **self._picked[index]}
@@ -556,7 +612,7 @@ class StaminaEnv(gym.Env[dict, str]):
 
     def _observe(self, output: str, final: bool = False) -> dict:
         limit = self.config.observation.max_chars
-        index = len(self.turns) - 1 if final else self._turn
+        index = self._end - 1 if final else self._turn
         turn = self.turns[index]
         prompt = "" if final else self._prompts[index]
         self._last_output = output
@@ -565,7 +621,7 @@ class StaminaEnv(gym.Env[dict, str]):
             "output": to_text(output, limit),
             "repo": to_text(self._repo_view(), limit),
             "phase": to_text(self.task.phase(turn.index), 64),
-            "turn": index,
+            "turn": index + 1,
         }
 
     def _repo_view(self) -> str:
@@ -662,6 +718,12 @@ class StaminaEnv(gym.Env[dict, str]):
     def turn(self) -> int | None:
         """0-based index of the current turn, None outside an episode."""
         return self._turn
+
+    @property
+    def window(self) -> tuple[int, int]:
+        """The turns this episode plays, first and last, counted from 1 as in the
+        observation (before the first reset: what ``max_turns`` gives from turn 1)."""
+        return self._first + 1, self._end
 
     def close(self) -> None:
         self._discard_staged()

@@ -123,7 +123,7 @@ class _RunRecords(Observer):
     def agent_failed(self, observation: dict, error: AgentError) -> None:
         self.result.failure = f"framework: {error}"
         if self.recorder:
-            self.recorder.step({"step": self.result.steps + 1, "turn": int(observation["turn"]) + 1, "agent_error": str(error)})
+            self.recorder.step({"step": self.result.steps + 1, "turn": int(observation["turn"]), "agent_error": str(error)})
 
     def step(self, step: Step) -> bool:
         result, info, turn = self.result, step.info, step.turn

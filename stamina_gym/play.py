@@ -41,8 +41,9 @@ class Step:
 
     @property
     def turn(self) -> int:
-        """The 0-based turn the action was taken in."""
-        return int(self.acted_on["turn"])
+        """The 0-based index of the turn the action was taken in (the observation's
+        ``turn`` counts from 1)."""
+        return int(self.acted_on["turn"]) - 1
 
 
 class Observer:

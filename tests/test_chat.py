@@ -101,7 +101,7 @@ def test_text_messages_and_bad_calls_are_answered_not_raised(chat):
 
 def test_recorded_episodes_give_the_conversation_the_adapter_would():
     """The episode table's messages are what ChatEnv shows for the same calls."""
-    record = collect(RolloutSpec("Stamina-mini-v0", tasks=(str(DATA),)), episodes=1).records[0]
+    record = collect(RolloutSpec("Stamina-mini-v1", tasks=(str(DATA),)), episodes=1).records[0]
     adapter = ChatEnv(mini_env())
     try:
         adapter.reset(seed=record["seed"])

@@ -19,7 +19,7 @@ STAMINA_IDS = sorted(k for k, v in gym.registry.items() if v.entry_point == stam
 
 
 def test_stamina_todo_is_registered():
-    assert "StaminaTodo-v0" in STAMINA_IDS
+    assert "StaminaTodo-v1" in STAMINA_IDS
 
 
 @pytest.mark.parametrize("env_id", STAMINA_IDS)
@@ -32,17 +32,17 @@ def test_check_env_passes_for_every_registered_env(env_id):
 
 
 def test_make_by_module_path_without_importing_first():
-    code = "import gymnasium as gym, sys; env = gym.make('stamina_gym:StaminaTodo-v0'); obs, _ = env.reset(seed=0); print(obs['turn'], 'stamina_gym' in sys.modules); env.close()"
+    code = "import gymnasium as gym, sys; env = gym.make('stamina_gym:StaminaTodo-v1'); obs, _ = env.reset(seed=0); print(obs['turn'], 'stamina_gym' in sys.modules); env.close()"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["0", "True"]
+    assert out.stdout.split() == ["1", "True"]
 
 
 def test_overrides_apply_and_unknown_keys_are_named():
-    env = gym.make("StaminaTodo-v0", max_turns=3, observation={"repo": "diff"})
-    assert env.unwrapped.config.observation.repo == "diff" and len(env.unwrapped.turns) == 3
+    env = gym.make("StaminaTodo-v1", max_turns=3, observation={"repo": "diff"})
+    assert env.unwrapped.config.observation.repo == "diff" and env.unwrapped.window == (1, 3)
     env.close()
     with pytest.raises(ConfigError, match="observation.colour: unknown key"):
-        gym.make("StaminaTodo-v0", observation={"colour": "red"})
+        gym.make("StaminaTodo-v1", observation={"colour": "red"})
 
 
 def episode(seed: int, actions: list) -> list:
@@ -198,7 +198,7 @@ def test_an_episode_can_start_at_a_later_turn_on_the_reference_state():
     try:
         seed_tree = env.reset(seed=3)[0]["repo"]
         observation, info = env.reset(seed=3, options={"start_turn": 2})
-        assert info["turn"] == 2 and int(observation["turn"]) == 1 and "mul" in observation["prompt"]
+        assert info["turn"] == 2 and int(observation["turn"]) == 2 and "mul" in observation["prompt"]
         assert "starts at request 2" in observation["output"] and observation["repo"] != seed_tree
         assert "def add(a, b)" in (env.workspace.path / "calc" / "__init__.py").read_text()
         first = env.workspace.head()
@@ -223,7 +223,14 @@ def test_an_episode_can_start_at_a_later_turn_on_the_reference_state():
     ({"start_turn": []}, "start_turn is an empty list"),
     ({"start_turn": "2"}, "got '2'"),
     ({"start_turn": True}, "got True"),
-    ({"start": 2}, "unknown reset option(s) 'start'; the env takes 'start_turn'"),
+    ({"start": 2}, "unknown reset option(s) 'start'; the env takes 'start_turn', 'num_turns', 'windows'"),
+    ({"start_turn": 2, "num_turns": 2}, "the window of 2 turns from turn 2 ends at turn 3, past the last turn, 2: "
+                                        "it may start at turn 1 at the latest"),
+    ({"num_turns": 0}, "num_turns must be a number of turns, at least 1, got 0"),
+    ({"windows": [[1, 1], [2, 2]]}, "the window of 2 turns from turn 2 ends at turn 3"),
+    ({"windows": [[1, 1]], "num_turns": 1}, "give windows, or start_turn and num_turns, not both"),
+    ({"windows": [2]}, "each window is a [start_turn, num_turns] pair, got 2"),
+    ({"windows": []}, "windows must be a non-empty list"),
 ])  # fmt: skip
 def test_bad_reset_options_are_named(env, options, message):
     with pytest.raises(ValueError) as caught:
@@ -263,3 +270,56 @@ def test_a_start_later_measures_the_tree_as_laid_even_if_the_agent_rewrites_it_a
         assert reviewer._before.components() == expected.components()
     finally:
         env.close()
+
+
+def test_windows_are_drawn_and_each_plays_its_turns_alone():
+    """``windows``: the seed draws one; the episode plays exactly its turns and ends after
+    the last, terminated, numbered from 1 in the observation and the info. ``max_turns``
+    is a cap from the start: it shortens a later start, never refuses it."""
+    env = mini_env()
+    try:
+        drawn = {}
+        for seed in range(12):
+            observation, info = env.reset(seed=seed, options={"windows": [[1, 1], [2, 1]]})
+            drawn[info["turn"]] = (int(observation["turn"]), info["num_turns"], env.window)
+        assert drawn == {1: (1, 1, (1, 1)), 2: (2, 1, (2, 2))}
+        observation, info = env.reset(seed=0, options={"start_turn": 1, "num_turns": 1})
+        act(env, tool="apply_patch", patch=env.turns[0].reference_patch)
+        observation, reward, terminated, truncated, info = env.step({"tool": "submit"})
+        assert terminated and not truncated and info["turn"] == 1 and int(observation["turn"]) == 1
+        assert "the episode's last request" in observation["output"] and info["grade"]["passed"] == info["grade"]["total"]
+    finally:
+        env.close()
+    capped = mini_env(max_turns=2)
+    try:
+        assert capped.reset(seed=0, options={"start_turn": 2})[1]["num_turns"] == 1 and capped.window == (2, 2)
+    finally:
+        capped.close()
+
+
+def test_a_window_of_the_todo_task_is_numbered_from_its_start_in_obs_info_and_records():
+    """Start 50, 5 turns, played by the oracle into a rollout record: every observation,
+    info and step row says turns 50-54; five submits, all solved, then terminated. Turn 50
+    is a full-regression turn, but the episode's first submit draws its regression tests
+    (a later start used to begin with the whole set)."""
+    from stamina_gym.agents import make_agent
+    from stamina_gym.rollout.workers import play_episode
+
+    env = gym.make("StaminaTodo-v1")
+    agent = make_agent("oracle")
+    try:
+        record = play_episode(env, agent, episode=0, seed=0, options={"start_turn": 50, "num_turns": 5})
+    finally:
+        agent.close()
+        env.close()
+    assert record["failure_class"] is None, record["failure"]
+    steps = record["steps"]
+    assert steps[0]["turn"] == 50 and steps[0]["observation"]["turn"] == 50
+    assert {row["turn"] for row in steps} == set(range(50, 55))
+    submits = [row for row in steps if "grade" in row["info"]]
+    assert [row["turn"] for row in submits] == [row["info"]["turn"] for row in submits] == [50, 51, 52, 53, 54]
+    assert [row["observation"]["turn"] for row in submits] == [51, 52, 53, 54, 54]  # the next request; the last stays
+    assert all(row["info"]["grade"]["failure_class"] is None for row in submits) and steps[-1]["terminated"]
+    first = submits[0]["info"]["grade"]
+    assert 0 < first["regression_total"] < first["regression_in_force"], first  # drawn, not the whole set
+    assert record["start_turn"] == 50 and len(record["turn_rewards"]) == 5

@@ -27,7 +27,7 @@ def _patch(env, turn: int) -> str:
 def test_skyrl_gym_makes_and_plays_the_env_from_its_registry():
     import stamina_gym.integrations.skyrl  # noqa: F401 - registers "stamina"
 
-    env = skyrl_gym.make("stamina", env_config={"env_id": "Stamina-mini-v0"}, extras={"seed": 0})
+    env = skyrl_gym.make("stamina", env_config={"env_id": "Stamina-mini-v1"}, extras={"seed": 0})
     try:
         prompt, meta = env.init([{"role": "user", "content": "ignored: the env brings its own request"}])
         assert [m["role"] for m in prompt] == ["system", "user"] and "Turn 1" in prompt[1]["content"]
@@ -52,7 +52,7 @@ def test_skyrl_gym_makes_and_plays_the_env_from_its_registry():
 def test_skyrl_extras_start_an_episode_later():
     import stamina_gym.integrations.skyrl  # noqa: F401
 
-    env = skyrl_gym.make("stamina", env_config={"env_id": "Stamina-mini-v0"}, extras={"seed": 1, "start_turn": 2})
+    env = skyrl_gym.make("stamina", env_config={"env_id": "Stamina-mini-v1"}, extras={"seed": 1, "start_turn": 2})
     try:
         prompt, meta = env.init([])
         assert meta["turn"] == 2 and "starts at request 2" in prompt[1]["content"]

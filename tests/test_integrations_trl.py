@@ -48,7 +48,7 @@ def _patch(turn: int) -> str:
     """The mini task's reference patch of ``turn`` (from 0)."""
     import gymnasium as gym
 
-    env = gym.make("Stamina-mini-v0")
+    env = gym.make("Stamina-mini-v1")
     try:
         return env.unwrapped.turns[turn].reference_patch
     finally:
@@ -142,7 +142,7 @@ def test_submit_brings_the_next_request_and_the_env_closes_with_its_instance():
 
     from stamina_gym.integrations.trl import StaminaTRLEnv, stamina_reward
 
-    env = StaminaTRLEnv("Stamina-mini-v0")
+    env = StaminaTRLEnv("Stamina-mini-v1")
     opening = env.reset(prompt=[{"role": "system", "content": "Be brief."}, {"role": "user", "content": ""}], seed=0)
     assert opening.startswith("Turn 1 (") and "Repository:" in opening
     assert "Call submit when" in env.reset(prompt=[{"role": "user", "content": ""}], seed=0, other_column=1)
@@ -168,7 +168,7 @@ def test_grpo_trainer_plays_the_env_through_its_tool_loop(tmp_path):
 
     from stamina_gym.integrations.trl import StaminaTRLEnv
 
-    _train_and_check(functools.partial(StaminaTRLEnv, "Stamina-mini-v0"), tmp_path)
+    _train_and_check(functools.partial(StaminaTRLEnv, "Stamina-mini-v1"), tmp_path)
 
 
 def test_grpo_trainer_plays_a_served_env_over_openenv(tmp_path):

@@ -39,7 +39,7 @@ def mini_registered(monkeypatch):
 @pytest.fixture
 def patches(mini_registered) -> list[str]:
     """The mini task's reference patch of each turn."""
-    env = gym.make("Stamina-mini-v0")
+    env = gym.make("Stamina-mini-v1")
     try:
         return [turn.reference_patch for turn in env.unwrapped.turns]
     finally:
@@ -64,7 +64,7 @@ def solver(patches: list[str]):
 def eval_config(server: ChatServer, tmp_path, **taskset) -> EvalConfig:
     from stamina_gym.integrations.verifiers import TASKSET_ID
 
-    return EvalConfig(env={"taskset": {"id": TASKSET_ID, "env_id": "Stamina-mini-v0", **taskset}}, model="test-model",
+    return EvalConfig(env={"taskset": {"id": TASKSET_ID, "env_id": "Stamina-mini-v1", **taskset}}, model="test-model",
                       client={"base_url": server.base_url, "api_key_var": KEY_VAR}, push=False, rich=None,
                       output_dir=tmp_path)  # fmt: skip
 
@@ -98,7 +98,7 @@ def test_vf_eval_plays_a_turn_through_the_env(tmp_path, patches):
     # The same replies, played on a fresh env, earn the same rewards.
     from stamina_gym.chat import ChatEnv
 
-    chat = ChatEnv("Stamina-mini-v0", max_turns=1)
+    chat = ChatEnv("Stamina-mini-v1", max_turns=1)
     try:
         chat.reset(seed=0)
         replayed = [chat.step(m)[1] for m in messages if m["role"] == "assistant"]
@@ -106,7 +106,7 @@ def test_vf_eval_plays_a_turn_through_the_env(tmp_path, patches):
         chat.close()
     assert replayed == pytest.approx(rewards)
     saved = [json.loads(line) for line in next(tmp_path.glob("*/traces.jsonl")).read_text().splitlines()]
-    assert saved[0]["traces"][0]["task"]["data"]["info"] == {"env_id": "Stamina-mini-v0", "seed": 0, "start_turn": 1}
+    assert saved[0]["traces"][0]["task"]["data"]["info"] == {"env_id": "Stamina-mini-v1", "seed": 0, "start_turn": 1}
     assert saved[0]["traces"][0]["rewards"]["stamina"]["score"] == pytest.approx(sum(rewards))
 
 
@@ -158,7 +158,7 @@ def test_an_env_that_fails_is_closed_and_the_episode_records_the_error(patches, 
     import stamina_gym.integrations.verifiers as adapter
 
     made = track_chat_envs(monkeypatch, fail_step=True)
-    env = adapter.load_environment("Stamina-mini-v0")
+    env = adapter.load_environment("Stamina-mini-v1")
     (task,) = env.taskset
 
     async def play():
@@ -175,10 +175,10 @@ def test_an_env_that_fails_is_closed_and_the_episode_records_the_error(patches, 
 def test_rows_carry_seed_and_start_turn_and_the_library_loads_the_env_by_id():
     from stamina_gym.integrations import verifiers as adapter
 
-    env = adapter.load_environment("Stamina-mini-v0", num_examples=3, start_turns=[1, 2], seed=5, max_turns=2)
+    env = adapter.load_environment("Stamina-mini-v1", num_examples=3, start_turns=[1, 2], seed=5, max_turns=2)
     assert isinstance(env, adapter.StaminaVerifiersEnv)
     rows = [task.data for task in env.taskset]
-    assert [r.info for r in rows] == [{"env_id": "Stamina-mini-v0", "seed": s, "start_turn": t}
+    assert [r.info for r in rows] == [{"env_id": "Stamina-mini-v1", "seed": s, "start_turn": t}
                                       for s, t in [(5, 1), (6, 2), (7, 1)]]  # fmt: skip
     assert all(r.prompt is None for r in rows) and env.taskset.config.make_kwargs == {"max_turns": 2}
     # By id alone, as vf-eval resolves it: the taskset's env, its harness as the seat's default.

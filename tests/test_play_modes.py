@@ -33,7 +33,7 @@ def test_human_user_reads_questions_and_plans_on_the_terminal_and_answers_from_s
     program = tmp_path / "agent.py"
     program.write_text(ASKING_AGENT)
     out = tmp_path / "records"
-    argv = [sys.executable, "-m", "stamina_gym.cli", "run", "--env", "Stamina-chat-v0", "--tasks", str(CHAT),
+    argv = [sys.executable, "-m", "stamina_gym.cli", "run", "--env", "Stamina-chat-v1", "--tasks", str(CHAT),
             "--agent", "command", "--agent-arg", f"command={sys.executable} {program}", "--user", "human",
             "--turns", "1", "--out", str(out)]  # fmt: skip
     done = subprocess.run(argv, input="It has to raise ValueError.\nFine by me.\n", capture_output=True, text=True, timeout=300)
@@ -52,7 +52,7 @@ def test_human_user_reads_questions_and_plans_on_the_terminal_and_answers_from_s
 def test_human_user_at_end_of_input_gets_the_neutral_answer(tmp_path):
     program = tmp_path / "agent.py"
     program.write_text(ASKING_AGENT)
-    argv = [sys.executable, "-m", "stamina_gym.cli", "run", "--env", "Stamina-chat-v0", "--tasks", str(CHAT),
+    argv = [sys.executable, "-m", "stamina_gym.cli", "run", "--env", "Stamina-chat-v1", "--tasks", str(CHAT),
             "--agent", "command", "--agent-arg", f"command={sys.executable} {program}", "--user", "human",
             "--turns", "1", "--out", str(tmp_path / "r")]  # fmt: skip
     done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)

@@ -35,7 +35,7 @@ def _cli(*args: str, check: bool = True) -> subprocess.CompletedProcess:
 def _run(tmp_path, python: list[str]) -> tuple[dict, str]:
     root = _mini(tmp_path, python)
     out = tmp_path / "records"
-    proc = _cli("run", "--env", "Stamina-mini-v0", "--agent", "oracle", "--tasks", str(root.parent), "--out", str(out))
+    proc = _cli("run", "--env", "Stamina-mini-v1", "--agent", "oracle", "--tasks", str(root.parent), "--out", str(out))
     return json.loads((out / "run.json").read_text()), proc.stderr
 
 

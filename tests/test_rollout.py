@@ -16,7 +16,7 @@ from stamina_gym.rollout.datasets import write_parquet
 from stamina_gym.workspace import GitError
 from tests.conftest import DATA, mini_env
 
-MINI_ID = "Stamina-mini-v0"
+MINI_ID = "Stamina-mini-v1"
 SPEC = RolloutSpec(MINI_ID, tasks=(str(DATA),))
 
 
@@ -146,7 +146,7 @@ def test_parquet_tables_read_back_with_pyarrow_and_datasets(inline_records, tmp_
     assert json.loads(first[2]["action"]) == {"tool": "submit"}
     assert json.loads(first[2]["info"])["grade"]["failure_class"] is None
     assert first[2]["reward"] == pytest.approx(inline_records[0]["steps"][2]["reward"]) and first[4]["terminated"]
-    assert first[3]["observation_turn"] == 1 and first[3]["turn"] == 2
+    assert first[3]["observation_turn"] == 2 and first[3]["turn"] == 2
     row = episodes.to_pylist()[0]
     assert row["turn_rewards"] == pytest.approx(inline_records[0]["turn_rewards"]) and row["scores"]["turns_solved"] == 2
     assert row["messages"][2]["tool_calls"][0]["function"]["name"] == "apply_patch"
@@ -170,7 +170,7 @@ def test_minari_export_loads_back_with_the_env_spaces(inline_records, tmp_path, 
     assert dataset.observation_space == env.observation_space and dataset.action_space == env.action_space
     assert dataset.total_episodes == 3 and dataset.total_steps == 12
     episode = next(dataset.iterate_episodes())
-    assert list(episode.observations["turn"]) == [0, 0, 1, 1, 1]
+    assert list(episode.observations["turn"]) == [1, 1, 2, 2, 2]
     assert json.loads(episode.actions[1]) == {"tool": "submit"}
     assert list(episode.rewards) == pytest.approx([step["reward"] for step in inline_records[0]["steps"][1:]])
     assert json.loads(episode.infos["json"][2])["grade"]["passed"] == 2

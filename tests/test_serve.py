@@ -26,7 +26,7 @@ from websockets.sync.client import connect  # noqa: E402
 
 from stamina_gym.integrations.openenv import StaminaAction, StaminaClient  # noqa: E402
 
-ENV = "Stamina-mini-v0"
+ENV = "Stamina-mini-v1"
 MINI_ARGS = ("--env", ENV, "--tasks", str(DATA))
 
 
@@ -86,7 +86,7 @@ def server(tmp_path_factory):
 def test_openenvs_client_plays_a_turn_with_a_tool_step_and_a_submit(server):
     with StaminaClient(base_url=server.url).sync() as env:
         result = env.reset(seed=0)
-        assert result.observation.turn == 0 and "add" in result.observation.prompt and not result.done
+        assert result.observation.turn == 1 and "add" in result.observation.prompt and not result.done
         result = env.step(StaminaAction(text='First a look.\n```json\n{"tool": "read_file", "path": "calc/__init__.py"}\n```'))
         assert result.observation.info["ok"] and "lines 1-1 of 1" in result.observation.output
         assert result.reward < 0  # the step cost
@@ -96,7 +96,7 @@ def test_openenvs_client_plays_a_turn_with_a_tool_step_and_a_submit(server):
         result = env.step(StaminaAction(text='{"tool": "submit"}'))
         grade = result.observation.info["grade"]
         assert grade["failure_class"] is None and result.reward > 1 and not result.done
-        assert result.observation.turn == 1 and "mul" in result.observation.prompt
+        assert result.observation.turn == 2 and "mul" in result.observation.prompt
         state = env.state()
         assert (state.step_count, state.turn, state.env_id, state.done) == (3, 1, ENV, False)
         assert state.total_reward == pytest.approx(sum([-0.001, -0.001, result.reward]), abs=0.01)
@@ -118,7 +118,7 @@ def test_a_client_that_disconnects_leaves_no_traceback_in_the_log(server):
 def test_the_generic_client_needs_no_stamina_types_and_starts_at_a_later_turn(server):
     with GenericEnvClient(base_url=server.url).sync() as env:
         result = env.reset(seed=1, start_turn=2)
-        assert result.observation["turn"] == 1 and "starts at request 2" in result.observation["output"]
+        assert result.observation["turn"] == 2 and "starts at request 2" in result.observation["output"]
         env.step({"text": json.dumps({"tool": "apply_patch", "patch": _patch("02-mul")})})
         result = env.step({"text": '{"tool": "submit"}'})
         assert result.done and result.reward > 1
@@ -170,7 +170,7 @@ def test_a_session_past_the_limit_is_refused_and_a_closed_one_frees_its_place(se
         while True:  # until the server has seen the disconnect and closed that session's env
             try:
                 with StaminaClient(base_url=server.url).sync() as again:
-                    assert again.reset(seed=0).observation.turn == 0
+                    assert again.reset(seed=0).observation.turn == 1
                 break
             except (RuntimeError, ConnectionClosed) as exc:
                 assert time.monotonic() < deadline, f"the closed session kept its place: {exc}"

@@ -43,7 +43,7 @@ def test_unknown_task_gets_did_you_mean():
 
 def test_outside_task_folders_get_env_ids_of_their_own(tmp_path):
     copy_mini(tmp_path)
-    code = "import gymnasium as gym, stamina_gym; env = gym.make('Stamina-mini-v0'); print(len(env.unwrapped.turns)); env.close()"
+    code = "import gymnasium as gym, stamina_gym; env = gym.make('Stamina-mini-v1'); print(len(env.unwrapped.turns)); env.close()"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={"STAMINA_GYM_TASKS": str(tmp_path), "PATH": "/usr/bin:/bin"})  # fmt: skip
     assert out.stdout.strip() == "2"

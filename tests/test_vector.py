@@ -24,7 +24,7 @@ def _patch(turn: int) -> str:
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_vector_env_plays_a_turn_in_every_env(mode):
-    envs = make_vector_env("Stamina-mini-v0", 2, mode=mode)
+    envs = make_vector_env("Stamina-mini-v1", 2, mode=mode)
     try:
         assert isinstance(envs, gym.vector.SyncVectorEnv if mode == "sync" else gym.vector.AsyncVectorEnv)
         observations, infos = envs.reset(seed=[3, 4])
@@ -44,7 +44,7 @@ def test_vector_env_plays_a_turn_in_every_env(mode):
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_parallel_envs_never_share_workspaces_or_tmp(mode):
-    envs = make_vector_env("Stamina-mini-v0", 2, mode=mode)
+    envs = make_vector_env("Stamina-mini-v1", 2, mode=mode)
     try:
         envs.reset(seed=0)
         roots = envs.get_attr("workspace") if mode == "async" else [e.unwrapped.workspace for e in envs.envs]
@@ -61,7 +61,7 @@ def test_parallel_envs_never_share_workspaces_or_tmp(mode):
 
 def test_shared_memory_only_applies_to_async():
     with pytest.raises(ConfigError, match="applies to mode='async' only"):
-        make_vector_env("Stamina-mini-v0", 2, mode="sync", shared_memory=True)
+        make_vector_env("Stamina-mini-v1", 2, mode="sync", shared_memory=True)
 
 
 CAFE = "caf\u00e9 \u2192 \U0001f680 \u4e2d\u6587"
@@ -76,7 +76,7 @@ CAFE = "caf\u00e9 \u2192 \U0001f680 \u4e2d\u6587"
 def test_gym_make_vec_returns_the_text_as_it_is(how):
     """``gym.make_vec`` as Gymnasium users call it: every text field reads back as the env
     wrote it, non-ASCII included, step after step."""
-    envs = gym.make_vec("Stamina-mini-v0", 2, **how)
+    envs = gym.make_vec("Stamina-mini-v1", 2, **how)
     try:
         observations, _ = envs.reset(seed=[0, 1])
         assert all("add" in prompt for prompt in observations["prompt"])

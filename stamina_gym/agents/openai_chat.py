@@ -162,7 +162,7 @@ class OpenAIChatAgent:
         before = "Instructions" if self._request is None else "Result of your last submit"
         self._request = {
             "role": "user",
-            "content": (f"{before}:\n{output}\n\nRequest {turn + 1} (phase {observation.get('phase', '')}):\n"
+            "content": (f"{before}:\n{output}\n\nRequest {turn} (phase {observation.get('phase', '')}):\n"
                         f"{observation['prompt']}\n\nRepository:\n{observation.get('repo', '')}"),
         }  # fmt: skip
 

@@ -43,7 +43,7 @@ class OracleAgent:
         return True
 
     def act(self, observation: dict[str, Any]) -> dict[str, Any]:
-        turn = int(observation["turn"])
+        turn = int(observation["turn"]) - 1  # the observation counts from 1, the reference's turns from 0
         if self._turn != turn:
             self._turn = turn
             self._queue = self.turn_actions(turn)

@@ -29,8 +29,9 @@ class AgentView:
 
     @property
     def turns(self) -> int:
-        """How many turns (requests) the episode has."""
-        return len(self._env.turns)
+        """How many turns (requests) the episode plays."""
+        first, last = self._env.window
+        return last - first + 1
 
     def phase(self, turn: int) -> str:
         """The project phase of turn ``turn`` (1-based)."""

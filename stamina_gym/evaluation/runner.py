@@ -98,7 +98,8 @@ class Evaluation:
         env = self._new_env()
         try:
             inner = env.unwrapped
-            self.turn_count = len(inner.turns)
+            first, last = inner.window  # eval plays from turn 1, up to max_turns
+            self.turn_count = last - first + 1
             self.turn_meta = [
                 {"turn": t.index, "id": t.id, "title": t.spec.title, "kind": t.spec.kind, "phase": inner.task.phase(t.index),
                  "sequence": t.spec.sequence}
@@ -442,7 +443,7 @@ class _Episode(Observer):
         }  # fmt: skip
 
     def _new_turn(self, observation: dict[str, Any]) -> dict[str, Any]:
-        return {"index": int(observation["turn"]), "prompt": str(observation["prompt"]),
+        return {"index": int(observation["turn"]) - 1, "prompt": str(observation["prompt"]),
                 "t0": time.monotonic(), "started_at": iso(time.time()), "steps": 0, "reward": 0.0,
                 "tools": {}, "failed_tool_calls": 0, "test_runs": 0, "public_tests": None, "questions": [],
                 "usage": self.meter.snapshot(), "rusage": _rusage()}  # fmt: skip

@@ -69,7 +69,7 @@ class StaminaObservation(Observation):
     output: str = Field(default="", description="what the last action printed")
     repo: str = Field(default="", description="the repository's files, as the env lists them")
     phase: str = Field(default="", description="the project's phase at this turn")
-    turn: int = Field(default=0, description="index of the current turn (0-based, as in the gym observation)")
+    turn: int = Field(default=0, description="the current turn's number (from 1, as in the gym observation)")
     info: dict[str, Any] = Field(default_factory=dict, description="the env's info of the reset or step")
 
 
@@ -88,7 +88,7 @@ class StaminaOpenEnv(Environment):
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, env_id: str = "StaminaTodo-v0", *, on_close: Callable[["StaminaOpenEnv"], None] | None = None,
+    def __init__(self, env_id: str = "StaminaTodo-v1", *, on_close: Callable[["StaminaOpenEnv"], None] | None = None,
                  **make_kwargs: Any) -> None:  # fmt: skip
         super().__init__()
         self._on_close = on_close
@@ -210,7 +210,7 @@ class _QuietDisconnect:
             _LOG.info("session from %s:%s: the client disconnected (%s)", host, port, getattr(exc, "code", "") or "gone")
 
 
-def make_app(env_id: str = "StaminaTodo-v0", *, max_sessions: int = 16, idle_timeout_s: float | None = 600.0,
+def make_app(env_id: str = "StaminaTodo-v1", *, max_sessions: int = 16, idle_timeout_s: float | None = 600.0,
              **make_kwargs: Any):  # fmt: skip
     """OpenEnv's FastAPI app serving ``env_id`` (``gym.make`` keyword arguments in
     ``make_kwargs``): at most ``max_sessions`` sessions at once, each closed after

@@ -6,7 +6,7 @@ the observations of an episode are its rows in ``step`` order (the ``N + 1`` obs
 of ``N`` actions) and the action of row ``k`` was taken on the observation of row
 ``k - 1``. Columns: ``episode``, ``seed``, ``step``, ``turn`` (1-based turn the action
 belongs to), ``observation_prompt``, ``observation_output``, ``observation_repo``,
-``observation_phase``, ``observation_turn`` (the observation's 0-based turn), ``action``
+``observation_phase``, ``observation_turn`` (the observation's turn, from 1), ``action``
 (the action text, JSON), ``reward``, ``terminated``, ``truncated``, ``info`` (JSON text),
 ``grading_cache`` (``hit``/``miss``/null at a submit), ``model_call`` (for a model agent,
 the ``call`` of ``calls.parquet`` whose reply holds this action; else null).

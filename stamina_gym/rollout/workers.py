@@ -138,7 +138,7 @@ class _Rows(Observer):
     def start(self, env: Any, agent: Any, observation: dict, info: dict) -> None:
         self.agent = agent
         self.variants = list(info.get("variants", []))
-        self.steps.append(_step_row(0, observation, None, 0.0, False, False, info, int(observation["turn"])))
+        self.steps.append(_step_row(0, observation, None, 0.0, False, False, info, int(observation["turn"]) - 1))
 
     def after_act(self, observation: dict, action: Any, think_s: float) -> bool:
         calls = hook(self.agent, "calls")

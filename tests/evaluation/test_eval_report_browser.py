@@ -31,7 +31,7 @@ def summary(tmp_path_factory):
     try:
         stamina_gym.register_envs()
         out = tmp_path_factory.mktemp("eval")
-        config = EvalConfig(env="Stamina-mini-v0", agents=(AgentSpec(name="oracle"), AgentSpec(name="null")), runs=2)
+        config = EvalConfig(env="Stamina-mini-v1", agents=(AgentSpec(name="oracle"), AgentSpec(name="null")), runs=2)
         Evaluation(config, out, progress=False).run()
         return summarize(out)
     finally:
@@ -70,7 +70,7 @@ def test_report_renders_in_headless_chromium(summary, tmp_path):
     page = load_page(write_report(summary, tmp_path / "report.html"), screenshot=screenshot)
     assert page.errors == []
     assert page.ready == "1", "the page's script did not run to its end"
-    assert page.title == "stamina-gym evaluation: Stamina-mini-v0"
+    assert page.title == "stamina-gym evaluation: Stamina-mini-v1"
     alts = sorted(p["alt"] for p in page.visible_plots)
     assert alts == sorted(["stamina curve", "radar of score dimensions", "reward split by term", "pass waterfall",
                            "change heat map oracle", "failure breakdown", "complexity and debt growth"]), page.plots  # fmt: skip

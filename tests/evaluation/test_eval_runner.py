@@ -28,7 +28,7 @@ from tests.conftest import MINI
 from tests.evaluation.chat_server import ChatServer
 
 ROOT = Path(__file__).resolve().parents[2]
-ENV_ID = "Stamina-mini-v0"
+ENV_ID = "Stamina-mini-v1"
 
 
 @pytest.fixture(autouse=True)

@@ -25,7 +25,7 @@ def cli(*args: str, check: bool = True) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def evaluation(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("review") / "eval"
-    cli("eval", "--env", "Stamina-mini-v0", "--tasks", str(MINI.parent), "--agent", "oracle", "--agent", "null",
+    cli("eval", "--env", "Stamina-mini-v1", "--tasks", str(MINI.parent), "--agent", "oracle", "--agent", "null",
         "--runs", "2", "--out", str(out), "--no-progress")  # fmt: skip
     return out
 
