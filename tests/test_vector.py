@@ -28,13 +28,13 @@ def test_vector_env_plays_a_turn_in_every_env(mode):
     try:
         assert isinstance(envs, gym.vector.SyncVectorEnv if mode == "sync" else gym.vector.AsyncVectorEnv)
         observations, infos = envs.reset(seed=[3, 4])
-        assert list(observations["turn"]) == [0, 0] and all("add" in p for p in observations["prompt"])
+        assert list(observations["turn"]) == [1, 1] and all("add" in p for p in observations["prompt"])
         patch = {"tool": "apply_patch", "patch": _patch(0)}
         observations, rewards, terminated, truncated, infos = envs.step((patch, '{"tool": "list_files"}'))
         assert observations["output"][0] == "applied patch to calc/__init__.py"
         assert "calc/__init__.py (1 lines)" in observations["output"][1]  # env 1 still has the seed file
         observations, rewards, terminated, truncated, infos = envs.step(({"tool": "submit"}, {"tool": "submit"}))
-        assert list(observations["turn"]) == [1, 1]
+        assert list(observations["turn"]) == [2, 2]
         quality = infos["reward_terms"]["quality"][0]  # the change of the code-quality score, weight 1
         assert rewards[0] == pytest.approx(1.499 + quality) and rewards[1] < 0  # the unpatched env fails the turn
         assert list(infos["grade"]["failure_class"]) == [None, "functional"]
