@@ -153,7 +153,17 @@ def test_parquet_tables_read_back_with_pyarrow_and_datasets(inline_records, tmp_
 
     hf = datasets.Dataset.from_parquet(str(episodes_path), cache_dir=str(tmp_path / "hf"))
     assert hf.num_rows == 3 and hf[1]["seed"] == inline_records[1]["seed"]
-    assert hf[0]["messages"][3] == {"role": "tool", "content": "applied patch to calc/__init__.py", "tool_calls": None, "tool_call_id": "call_1"}
+    assert hf[0]["messages"][3] == {"role": "tool", "content": "applied patch to calc/__init__.py", "tool_calls": None,
+                                    "tool_call_id": "call_1", "turn": 1, "step": 1, "reward": None}  # fmt: skip
+    # A scripted agent's conversation: one assistant message per step, its reward on it,
+    # the requests at the turn they open.
+    messages, steps_of = row["messages"], {s["step"]: s for s in first}
+    replies = [m for m in messages if m["role"] == "assistant"]
+    assert [(m["step"], m["turn"], m["reward"]) for m in replies] == [
+        (s["step"], s["turn"], pytest.approx(s["reward"])) for s in first[1:]]
+    requests = [m for m in messages if m["role"] == "user"]
+    assert [(m["turn"], m["step"]) for m in requests] == [(1, 0), (2, 2)]  # the first request; turn 2's, after submit 2
+    assert steps_of[2]["action"] and "grade" in json.loads(steps_of[2]["info"])
     hf_steps = datasets.load_dataset("parquet", data_files=str(steps_path), split="train", cache_dir=str(tmp_path / "hf"))
     assert hf_steps.num_rows == 15
 

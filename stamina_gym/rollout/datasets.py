@@ -15,7 +15,9 @@ the ``call`` of ``calls.parquet`` whose reply holds this action; else null).
 for a model agent the one it really had, system prompt, every reply, tool result and
 nudge, call ids kept, ``messages_source == "model"``; for a scripted agent rebuilt from
 the steps, ``stamina_gym.chat.episode_messages``, ``"rebuilt"``; absent message keys are
-null), ``tools`` (the tool schemas offered, JSON text), ``turn_rewards`` (per turn, the sum
+null; each message also carries ``turn``, ``step`` and, on an assistant message,
+``reward``: the step it came from and the reward of the steps it made, from the record's
+``message_places``), ``tools`` (the tool schemas offered, JSON text), ``turn_rewards`` (per turn, the sum
 of *every* step's reward in it: step costs and refused actions included),
 ``submit_rewards`` (per graded turn, the reward of its submit step alone),
 ``turn_failure_classes``, ``scores`` (a struct), ``seed``, ``variants``, ``start_turn``
@@ -68,8 +70,9 @@ def _schemas() -> tuple[Any, Any]:
     call = pa.struct([("id", pa.string()), ("type", pa.string()),
                       ("function", pa.struct([("name", pa.string()), ("arguments", pa.string())]))])  # fmt: skip
     message = pa.struct(
-        [("role", pa.string()), ("content", pa.string()), ("tool_calls", pa.list_(call)), ("tool_call_id", pa.string())]
-    )
+        [("role", pa.string()), ("content", pa.string()), ("tool_calls", pa.list_(call)), ("tool_call_id", pa.string()),
+         ("turn", pa.int32()), ("step", pa.int32()), ("reward", pa.float64())]
+    )  # fmt: skip
     scores = pa.struct(
         [("total_reward", pa.float64()), ("turns_graded", pa.int32()), ("turns_solved", pa.int32()),
          ("tests_passed", pa.int32()), ("tests_total", pa.int32()), ("newly_broken", pa.int32())]
@@ -133,6 +136,8 @@ def episode_rows(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     for record in records:
         row = {name: record.get(name) for name in names}
         row["versions"] = record["versions"] or None
+        places = record.get("message_places") or [{}] * len(record["messages"])
+        row["messages"] = [{**message, **place} for message, place in zip(record["messages"], places)]
         rows.append(row)
     return rows
 

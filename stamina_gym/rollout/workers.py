@@ -153,6 +153,51 @@ class _Rows(Observer):
         return False
 
 
+def message_places(messages: list[dict[str, Any]], steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Where each message of an episode's conversation sits, aligned with ``messages``:
+    ``turn`` (from 1), ``step`` (the step row it made or came from; None for a message
+    no step is behind, a nudge or a reply that called nothing) and ``reward`` (on an
+    assistant message: the sum of the rewards of the steps its tool calls, or its text,
+    made, 0.0 when none; None on every other message). A model agent's replies are
+    matched to steps by ``model_call`` (the i-th assistant message is call i), a scripted
+    agent's one step per message."""
+    rows = steps[1:]
+    if any(row.get("model_call") is not None for row in rows):
+        count = max(row["model_call"] for row in rows if row.get("model_call") is not None) + 1
+        groups = [[row for row in rows if row.get("model_call") == call] for call in range(count)]
+    else:
+        groups = [[row] for row in rows]
+    turn = steps[0]["turn"] if steps else 1
+    places: list[dict[str, Any]] = []
+    replies, results, last, opened, text_result = iter(groups), [], None, False, False
+    for message in messages:
+        role = message.get("role")
+        if role == "assistant":
+            group = next(replies, [])
+            opened, last = True, (group[-1] if group else None)
+            results = list(group) if message.get("tool_calls") else []
+            text_result = bool(group) and not message.get("tool_calls")  # its output comes as a user message
+            turn = group[0]["turn"] if group else turn
+            places.append({"turn": turn, "step": group[0]["step"] if group else None,
+                           "reward": round(sum(row["reward"] for row in group), 6)})  # fmt: skip
+            continue
+        if role == "tool":
+            row = results.pop(0) if results else None
+            places.append({"turn": row["turn"] if row else turn, "step": row["step"] if row else None, "reward": None})
+        elif not opened:  # the system prompt and the first request
+            places.append({"turn": turn, "step": 0, "reward": None})
+        elif text_result:
+            places.append({"turn": turn, "step": last["step"], "reward": None})
+        elif last is not None and "grade" in last["info"] and not (last["terminated"] or last["truncated"]):
+            turn = int(last["observation"]["turn"])  # the next request, after a submit
+            places.append({"turn": turn, "step": last["step"], "reward": None})
+            last = None
+        else:  # a nudge
+            places.append({"turn": turn, "step": None, "reward": None})
+        text_result = False
+    return places
+
+
 def play_episode(env: Any, agent: Any, *, episode: int, seed: int, options: dict | None = None) -> dict[str, Any]:
     """Play one episode (``stamina_gym.play``) into a record; never raises for a broken
     agent or env (see the module doc)."""
@@ -182,6 +227,7 @@ def play_episode(env: Any, agent: Any, *, episode: int, seed: int, options: dict
         turn_rewards[row["turn"]] = turn_rewards.get(row["turn"], 0.0) + row["reward"]
     last = steps[-1] if steps else None
     cache = [row["grading_cache"] for row in steps if row["grading_cache"]]
+    messages = agent.conversation() if has_hook(agent, "conversation") else episode_messages(steps)
     return {
         "episode": episode,
         "seed": seed,
@@ -192,8 +238,9 @@ def play_episode(env: Any, agent: Any, *, episode: int, seed: int, options: dict
         "start_turn": int(steps[0]["info"].get("start_turn", 1)) if steps else 1,
         "steps": steps,
         # what a model agent really exchanged, else the conversation rebuilt from the steps
-        "messages": agent.conversation() if has_hook(agent, "conversation") else episode_messages(steps),
+        "messages": messages,
         "messages_source": "model" if has_hook(agent, "conversation") else "rebuilt",
+        "message_places": message_places(messages, steps),
         "tools": json.dumps(hook(agent, "tools") or openai_tools()),
         "model_calls": list(hook(agent, "calls") or []),
         "turn_rewards": [round(turn_rewards[t], 6) for t in sorted(turn_rewards)],

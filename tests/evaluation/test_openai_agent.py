@@ -196,3 +196,17 @@ def test_every_model_call_is_recorded_as_the_server_saw_it(tmp_path, monkeypatch
     for turn, (total, submit) in enumerate(zip(episode["turn_rewards"], episode["submit_rewards"]), start=1):
         others = sum(s["reward"] for s in steps[1:] if s["turn"] == turn and "grade" not in json.loads(s["info"]))
         assert total == pytest.approx(submit + others) and submit != total
+    # Each reward sits on the assistant message whose reply made its steps (call i is the
+    # i-th assistant message; call 0 was text, nudged, and made none), with its turn.
+    replies = [m for m in episode["messages"] if m["role"] == "assistant"]
+    assert len(replies) == len(calls)
+    for call, reply in enumerate(replies):
+        made_steps = [s for s in steps[1:] if s["model_call"] == call]
+        assert reply["reward"] == pytest.approx(sum(s["reward"] for s in made_steps))
+        assert reply["step"] == (made_steps[0]["step"] if made_steps else None)
+        assert reply["turn"] == (made_steps[0]["turn"] if made_steps else 1)
+    assert sum(m["reward"] for m in replies) == pytest.approx(sum(s["reward"] for s in steps))
+    assert all(m["reward"] is None for m in episode["messages"] if m["role"] != "assistant")
+    results = [(m["step"], m["turn"]) for m in episode["messages"] if m["role"] == "tool"]
+    # Each tool result names its step; the last (the final submit's) never reached the model.
+    assert results == [(s["step"], s["turn"]) for s in steps[1:-1]]
