@@ -22,6 +22,19 @@ def _parse_agent_args(pairs: list[str]) -> dict[str, str]:
     return kwargs
 
 
+def _make_kwargs(text: str) -> dict:
+    """``--make-kwargs``: a JSON object of ``gym.make`` keyword arguments."""
+    import json
+
+    try:
+        make_kwargs = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise StaminaError(f"--make-kwargs is not JSON: {exc}") from exc
+    if not isinstance(make_kwargs, dict):
+        raise StaminaError(f"--make-kwargs must be a JSON object of gym.make keyword arguments, not {text!r}")
+    return make_kwargs
+
+
 def _use_env(env_id: str, task_folders: list[str]) -> None:
     """Register the envs of the extra task folders, then check that ``env_id`` is one."""
     import gymnasium as gym
@@ -228,7 +241,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
     import json
 
     from stamina_gym.rollout import RolloutSpec, collect
-    from stamina_gym.rollout.datasets import write_parquet
+    from stamina_gym.rollout.datasets import Journal, write_parquet
 
     _use_env(args.env, args.tasks)
     backend = args.backend
@@ -241,33 +254,44 @@ def cmd_collect(args: argparse.Namespace) -> int:
         env_id=args.env,
         agent=args.agent,
         agent_kwargs=_parse_agent_args(args.agent_arg),
-        env_kwargs={"max_turns": args.turns} if args.turns else {},
+        env_kwargs={**_make_kwargs(args.make_kwargs), **({"max_turns": args.turns} if args.turns else {})},
         tasks=tuple(os.path.abspath(t) for t in args.tasks),
         grading_cache=cache,
         start_turn=None if not args.start_turn else (args.start_turn[0] if len(args.start_turn) == 1 else tuple(args.start_turn)),
     )
+    if args.resume and not args.out:
+        raise StaminaError("--resume needs --out, the folder of the collection to continue")
     out = Path(args.out or f"runs/collect-{args.env}-{args.agent}-{time.strftime('%Y%m%d-%H%M%S')}")
+    journal = Journal(out, {"env_id": args.env, "agent": args.agent, "agent_kwargs": spec.agent_kwargs,
+                            "env_kwargs": spec.env_kwargs, "start_turn": spec.start_turn, "base_seed": args.seed,
+                            "episodes": args.episodes, "tasks": list(spec.tasks)}, resume=args.resume)  # fmt: skip
+    earlier = journal.records()
     where = f"ray {args.ray}" if args.ray else ("local ray" if backend == "ray" else backend)
     print(f"collecting {args.episodes} episode(s) of {args.env} with {args.agent}: {args.workers} worker(s), "
-          f"{where}, base seed {args.seed}, grading cache {cache or 'off'}, out {out}", flush=True)
-    done = []
+          f"{where}, base seed {args.seed}, grading cache {cache or 'off'}, out {out}"
+          + (f"; resuming: {len(earlier)} episode(s) recorded" if args.resume else ""), flush=True)  # fmt: skip
+    done = [r for r in earlier if r["failure_class"] != "infrastructure"]
 
     def progress(record: dict) -> None:
+        journal.add(record)
         done.append(record)
         scores = record["scores"]
         verdict = record["failure_class"] or ("truncated" if record["truncated"] else "ok")
         print(f"  [{len(done)}/{args.episodes}] episode {record['episode']} seed {record['seed']}: {verdict}, "
               f"solved {scores['turns_solved']}/{scores['turns_graded']}, reward {scores['total_reward']:.3f}, "
               f"{record['num_steps']} steps, cache {record['cache_hits']} hit/{record['cache_misses']} miss, "
-              f"{record['duration_s']:.1f}s", flush=True)
+              f"{record['duration_s']:.1f}s" + (f", {record['attempts']} attempts" if record.get("attempts", 1) > 1 else ""),
+              flush=True)  # fmt: skip
 
     result = collect(spec, episodes=args.episodes, workers=args.workers, base_seed=args.seed, backend=backend,
-                     ray_address=args.ray, progress=progress)  # fmt: skip
+                     ray_address=args.ray, progress=progress, retries=args.retries, done=earlier,
+                     note=lambda line: print(f"  {line}", flush=True))  # fmt: skip
     steps_path, episodes_path = write_parquet(result.records, out)
     summary = {
         "env_id": args.env, "agent": args.agent, "backend": backend, "ray_address": args.ray, "workers": result.workers,
         "base_seed": args.seed, "seeds": [r["seed"] for r in result.records], "episodes": len(result.records),
-        "failed": [{"episode": r["episode"], "failure_class": r["failure_class"]} for r in result.failed],
+        "failed": [{"episode": r["episode"], "failure_class": r["failure_class"], "attempts": r.get("attempts", 1)}
+                   for r in result.failed], "resumed": result.resumed, "retries": args.retries,
         "wall_s": round(result.wall_s, 3), "episodes_per_hour": round(3600 * len(result.records) / result.wall_s, 1),
         "cache_hits": sum(r["cache_hits"] for r in result.records),
         "cache_misses": sum(r["cache_misses"] for r in result.records),
@@ -290,6 +314,11 @@ def cmd_collect(args: argparse.Namespace) -> int:
     print(f"{len(result.records)} episode(s) in {result.wall_s:.1f}s ({summary['episodes_per_hour']} episodes/hour), "
           f"{len(result.failed)} failed; wrote {steps_path} ({steps} rows), {episodes_path} ({len(result.records)} rows)"
           + (f", Minari dataset {args.minari} in {summary['minari_path']}" if args.minari else ""))
+    if result.lost:
+        print(f"{len(result.lost)} episode(s) failed as infrastructure after {args.retries + 1} attempt(s) each: "
+              + "; ".join(f"episode {r['episode']}: {(r['failure'] or '').splitlines()[0][:200]}" for r in result.lost)
+              + f". Run again with --resume --out {out} to play them once more.", file=sys.stderr)  # fmt: skip
+        return 1
     return 0
 
 
@@ -388,12 +417,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         from stamina_gym.integrations.openenv import make_app
     except ImportError as exc:
         raise StaminaError(f"serve needs the serve extra: pip install 'stamina-gym[serve]' ({exc})") from exc
-    try:
-        make_kwargs = json.loads(args.make_kwargs)
-    except json.JSONDecodeError as exc:
-        raise StaminaError(f"--make-kwargs is not JSON: {exc}") from exc
-    if not isinstance(make_kwargs, dict):
-        raise StaminaError(f"--make-kwargs must be a JSON object of gym.make keyword arguments, not {args.make_kwargs!r}")
+    make_kwargs = _make_kwargs(args.make_kwargs)
     make_kwargs["action_format"] = args.action_format
     if args.turns:
         make_kwargs["max_turns"] = args.turns
@@ -476,10 +500,17 @@ def build_parser() -> argparse.ArgumentParser:
                      help="auto: inline for one worker, ray otherwise; processes: a local process pool")
     col.add_argument("--seed", type=int, default=0, help="base seed; episode seeds are derived from it")
     col.add_argument("--turns", type=int, help="play at most N turns from the start (max_turns)")
+    col.add_argument("--make-kwargs", default="{}", metavar="JSON",
+                     help='more gym.make keyword arguments of every env, e.g. \'{"sandbox": {"timeout_s": 30}}\'')
     col.add_argument("--grading-cache", default=default_grading_cache(), metavar="PATH",
                      help="grading cache folder shared by the workers, or none (default: %(default)s)")
     col.add_argument("--minari", metavar="DATASET_ID", help="also export a Minari dataset (needs the minari extra)")
     col.add_argument("--out", help="output folder (default runs/collect-<env>-<agent>-<time>)")
+    col.add_argument("--retries", type=int, default=2, metavar="N",
+                     help="play an episode that failed as infrastructure (a worker died) up to N more times (default 2)")
+    col.add_argument("--resume", action="store_true",
+                     help="continue the collection in --out from its records.jsonl: play only the episodes it lacks "
+                          "or lost to infrastructure (same arguments as the first run)")
     col.add_argument("--tasks", action="append", default=[], metavar="DIR", help="extra task folder (repeatable)")
     col.set_defaults(func=cmd_collect)
     clean = sub.add_parser("docker-clean", help="remove the docker sandbox containers stamina-gym started")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 import tempfile
 
 import pyarrow.parquet as pq
@@ -239,3 +241,44 @@ def test_collect_starts_each_episode_at_a_drawn_turn(tmp_path, capsys):
     starts = [e["start_turn"] for e in episodes]
     assert set(starts) == {1, 2} and all(len(e["turn_rewards"]) == 3 - e["start_turn"] for e in episodes), starts
     assert all(e["scores"]["turns_solved"] == e["scores"]["turns_graded"] for e in episodes)  # the oracle from there on
+
+
+def test_a_killed_collection_is_resumed_without_playing_an_episode_twice(tmp_path):
+    """``collect`` journals each episode as it ends; killed after the first (SIGKILL, mid
+    episode), ``--resume`` plays only the others: three rows, each episode once, the
+    first one's record the one played before the kill. Other arguments are refused."""
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "stamina_gym.cli", "collect", "--env", MINI_ID, "--tasks", str(DATA),
+               "--episodes", "3", "--grading-cache", "none", "--out", str(out)]  # fmt: skip
+    first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for line in first.stdout:
+        if line.lstrip().startswith("[1/3]"):
+            first.kill()
+            break
+    first.wait(timeout=60)
+    before = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()[1:]]
+    assert [r["episode"] for r in before] == [0] and not (out / "episodes.parquet").exists()
+    refused = subprocess.run([*command[:-4], "--episodes", "4", "--grading-cache", "none", "--out", str(out), "--resume"],
+                             capture_output=True, text=True)  # fmt: skip
+    assert refused.returncode == 2 and "other arguments (episodes)" in refused.stderr, refused.stderr
+    resumed = subprocess.run([*command, "--resume"], capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "resuming: 1 episode(s) recorded" in resumed.stdout and "[2/3] episode 1" in resumed.stdout
+    episodes = pq.read_table(out / "episodes.parquet").to_pylist()
+    assert [e["episode"] for e in episodes] == [0, 1, 2] and all(e["failure_class"] is None for e in episodes)
+    assert episodes[0]["duration_s"] == before[0]["duration_s"] and episodes[0]["worker"] == before[0]["worker"]
+    assert pq.read_table(out / "steps.parquet").num_rows == 15
+
+
+def test_collect_exits_1_naming_the_episodes_lost_after_their_retries(tmp_path, capsys, killed_workers_tmp):
+    """Every attempt's worker dies (the agent kills it): each episode is played 1 + 1
+    times, recorded as infrastructure with its attempts, and collect says so and exits 1."""
+    code = main(["collect", "--env", MINI_ID, "--tasks", str(DATA), "--episodes", "2", "--backend", "processes",
+                 "--agent", "command", "--agent-arg", "command=sh -c 'kill -9 $PPID'", "--retries", "1",
+                 "--grading-cache", "none", "--out", str(tmp_path / "run")])  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 1, captured.out + captured.err
+    assert "2 episode(s) failed as infrastructure after 2 attempt(s) each: episode 0: the worker died" in captured.err
+    assert "--resume" in captured.err and "queued again" in captured.out
+    episodes = pq.read_table(tmp_path / "run" / "episodes.parquet").to_pylist()
+    assert [(e["failure_class"], e["attempts"]) for e in episodes] == [("infrastructure", 2)] * 2

@@ -14,8 +14,14 @@ Backends:
   started with K CPUs and stopped at the end. A Ray already initialised in this process
   is used as it is.
 
-A worker that dies (an actor or a process killed) costs its episode, which is recorded
-with ``failure_class="infrastructure"``; the other episodes go on.
+Nothing is lost. An episode that fails as ``infrastructure`` (its worker died, a Ray
+node went away, the env broke) is played again, up to ``retries`` more times, by whichever
+worker is free; its record says how many ``attempts`` it took. A dead Ray actor takes no
+more work: its episode goes back in the queue for the others, and only when no worker is
+left are the episodes still queued recorded as lost. A dead process worker breaks its
+pool: the pool is made again for what is left. ``done`` (the records of an earlier run of
+the same collection, ``collect --resume``) are kept, and their episodes are played again
+only where they failed as ``infrastructure``.
 """
 
 from __future__ import annotations
@@ -23,14 +29,17 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
+from collections import deque
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from stamina_gym.errors import ConfigError
 from stamina_gym.rollout.workers import RolloutSpec, RolloutWorker, episode_seeds, lost_episode
 
 BACKENDS = ("inline", "processes", "ray")
+#: How many more times an episode that failed as ``infrastructure`` is played by default.
+RETRIES = 2
 Progress = Callable[[dict[str, Any]], None]
 
 
@@ -45,10 +54,17 @@ class Collection:
     startup_s: float
     """Of ``wall_s``, the time until every worker held its env (and Ray was up)."""
     ray_address: str | None = None
+    resumed: int = 0
+    """How many records came from the earlier run (``done``)."""
 
     @property
     def failed(self) -> list[dict[str, Any]]:
         return [r for r in self.records if r["failure_class"]]
+
+    @property
+    def lost(self) -> list[dict[str, Any]]:
+        """Episodes that failed as ``infrastructure`` after every retry."""
+        return [r for r in self.records if r["failure_class"] == "infrastructure"]
 
 
 def collect(
@@ -60,35 +76,81 @@ def collect(
     backend: str = "inline",
     ray_address: str | None = None,
     progress: Progress | None = None,
+    retries: int = RETRIES,
+    done: Iterable[dict[str, Any]] = (),
+    note: Callable[[str], None] | None = None,
 ) -> Collection:
+    """Play episodes ``0..episodes-1`` (see the module docstring). ``progress`` gets each
+    episode's final record as it comes, ``note`` a line for each retry."""
     if backend not in BACKENDS:
         raise ConfigError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
     if episodes < 1 or workers < 1:
         raise ConfigError(f"episodes and workers must be >= 1, got {episodes} and {workers}")
+    if retries < 0:
+        raise ConfigError(f"retries must be >= 0, got {retries}")
     if backend == "inline" and workers != 1:
         raise ConfigError("the inline backend has exactly one worker; use processes or ray for more")
-    jobs = list(enumerate(episode_seeds(base_seed, episodes)))
-    workers = min(workers, episodes)
+    seeds = episode_seeds(base_seed, episodes)
+    kept = {}
+    for record in done:
+        if record.get("episode") not in range(episodes) or record.get("seed") != seeds[record["episode"]]:
+            raise ConfigError(f"a record to resume from is not of this collection: episode {record.get('episode')!r}, "
+                              f"seed {record.get('seed')!r} (base seed {base_seed}, {episodes} episodes)")  # fmt: skip
+        if record.get("failure_class") != "infrastructure":
+            kept[record["episode"]] = record
+    jobs = [(episode, seed) for episode, seed in enumerate(seeds) if episode not in kept]
+    queue = _Queue(spec, jobs, retries, progress or (lambda record: None), note or (lambda line: None))
+    workers = max(min(workers, len(jobs)), 1)
     started = time.monotonic()
     run = {"inline": _inline, "processes": _processes, "ray": _ray}[backend]
     ready: list[float] = []
-    records = run(spec, jobs, workers, progress or (lambda record: None), ray_address, lambda: ready.append(time.monotonic()))
+    if jobs:
+        run(spec, queue, workers, ray_address, lambda: ready.append(time.monotonic()))
     wall = time.monotonic() - started
     startup = (ready[0] - started) if ready else 0.0
-    return Collection(sorted(records, key=lambda r: r["episode"]), backend, workers, wall, startup, ray_address)
+    records = {**kept, **queue.records}
+    return Collection(sorted(records.values(), key=lambda r: r["episode"]), backend, workers, wall, startup, ray_address,
+                      resumed=len(kept))  # fmt: skip
 
 
-def _inline(spec, jobs, workers, progress, address, ready) -> list[dict[str, Any]]:
+class _Queue:
+    """The episodes still to play, each with its attempt number, and the final records."""
+
+    def __init__(self, spec: RolloutSpec, jobs: list[tuple[int, int]], retries: int, progress: Progress,
+                 note: Callable[[str], None]) -> None:  # fmt: skip
+        self.spec, self.retries, self.progress, self.note = spec, retries, progress, note
+        self.pending: deque[tuple[int, int, int]] = deque((episode, seed, 1) for episode, seed in jobs)
+        self.records: dict[int, dict[str, Any]] = {}
+
+    def take(self) -> tuple[int, int, int] | None:
+        return self.pending.popleft() if self.pending else None
+
+    def finish(self, job: tuple[int, int, int], record: dict[str, Any], *, final: bool = False) -> None:
+        """An attempt's record: final, or (an infrastructure failure with retries left, and
+        not ``final``) the episode goes back in the queue."""
+        episode, seed, attempt = job
+        record["attempts"] = attempt
+        if record["failure_class"] == "infrastructure" and attempt <= self.retries and not final:
+            why = (record.get("failure") or "").splitlines()[0][:300]
+            self.note(f"episode {episode} seed {seed}: infrastructure failure on attempt {attempt} of "
+                      f"{self.retries + 1}, queued again: {why}")  # fmt: skip
+            self.pending.append((episode, seed, attempt + 1))
+            return
+        self.records[episode] = record
+        self.progress(record)
+
+    def lost(self, job: tuple[int, int, int], why: str) -> None:
+        self.finish(job, lost_episode(self.spec, job[0], job[1], why))
+
+
+def _inline(spec, queue: _Queue, workers, address, ready) -> None:
     worker = RolloutWorker(spec)
     ready()
-    records = []
     try:
-        for job in jobs:
-            records.append(worker.run(job))
-            progress(records[-1])
+        while (job := queue.take()) is not None:
+            queue.finish(job, worker.run(job[:2]))
     finally:
         worker.close()
-    return records
 
 
 _PROCESS_WORKER: RolloutWorker | None = None
@@ -109,64 +171,82 @@ def _process_run(job: tuple[int, int]) -> dict[str, Any]:
     return _PROCESS_WORKER.run(job)
 
 
-def _processes(spec, jobs, workers, progress, address, ready) -> list[dict[str, Any]]:
+def _processes(spec, queue: _Queue, workers, address, ready) -> None:
+    """Rounds of a process pool: a worker that dies breaks the pool (every episode it
+    held fails), and the next round makes a new one for the episodes queued again."""
     context = multiprocessing.get_context("spawn")
-    records = []
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_process_init, initargs=(spec,)) as pool:
-        pings = [pool.submit(_process_ping) for _ in range(workers)]
-        for ping in pings:
-            ping.exception()  # waits; a worker that cannot start shows up in the episodes below
-        ready()
-        futures = {pool.submit(_process_run, job): job for job in jobs}
-        for future in as_completed(futures):
-            try:
-                record = future.result()
-            except Exception as exc:  # noqa: BLE001 - a dead worker costs its episode, recorded
-                record = lost_episode(spec, *futures[future], f"{type(exc).__name__}: {exc}")
-            records.append(record)
-            progress(record)
-    return records
+    while queue.pending:
+        with ProcessPoolExecutor(workers, mp_context=context, initializer=_process_init, initargs=(spec,)) as pool:
+            pings = [pool.submit(_process_ping) for _ in range(workers)]
+            for ping in pings:
+                ping.exception()  # waits; a worker that cannot start shows up in the episodes below
+            ready()
+            futures = {}
+            while (job := queue.take()) is not None:
+                futures[pool.submit(_process_run, job[:2])] = job
+            for future in as_completed(futures):
+                try:
+                    record = future.result()
+                except Exception as exc:  # noqa: BLE001 - a dead worker costs an attempt, recorded
+                    queue.lost(futures[future], f"{type(exc).__name__}: {exc}")
+                    continue
+                queue.finish(futures[future], record)
 
 
-def _ray(spec, jobs, workers, progress, address, ready) -> list[dict[str, Any]]:
+#: Seconds the Ray workers have to start (an actor waits for a node with a free CPU).
+RAY_START_S = 300.0
+
+
+def _ray(spec, queue: _Queue, workers, address, ready) -> None:
+    """One episode at a time per actor, handed out as actors come free; a dead actor's
+    episode goes back in the queue and the actor takes no more."""
     try:
         import ray
-        from ray.util import ActorPool
     except ImportError:
         raise ConfigError("the ray backend needs Ray: pip install 'stamina-gym[ray]'") from None
     started_here = not ray.is_initialized()
     if started_here:
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         if address:
-            ray.init(address=address, logging_level="warning")
+            _connect(ray, address)
         else:
             # A light local Ray: K CPUs, no dashboard, a small object store (records are small).
             ray.init(num_cpus=workers, include_dashboard=False, object_store_memory=128 * 1024**2, logging_level="warning")
     actor_class = ray.remote(num_cpus=1)(RolloutWorker)
     actors = [actor_class.remote(spec) for _ in range(workers)]
-    records: dict[int, dict[str, Any]] = {}
-    errors: list[str] = []
+    live = set(range(len(actors)))
     try:
-        ray.wait([actor.ping.remote() for actor in actors], num_returns=len(actors), timeout=300)
-        ready()
-        pool = ActorPool(actors)
-        for job in jobs:
-            pool.submit(lambda actor, job: actor.run.remote(job), job)
-        while pool.has_next():
+        pings = {actor.ping.remote(): index for index, actor in enumerate(actors)}
+        ray.wait(list(pings), num_returns=len(pings), timeout=RAY_START_S)
+        for ref, index in pings.items():
             try:
-                record = pool.get_next_unordered()
-            except ray.exceptions.RayError as exc:
-                errors.append(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+                ray.get(ref, timeout=0)
+            except Exception:  # noqa: BLE001 - an actor that did not start takes no work
+                live.discard(index)
+        ready()
+        running: dict[Any, tuple[int, tuple[int, int, int]]] = {}
+        idle = sorted(live)
+        while True:
+            while idle and queue.pending:
+                index, job = idle.pop(), queue.take()
+                running[actors[index].run.remote(job[:2])] = (index, job)
+            if not running:
+                break
+            (finished,), _ = ray.wait(list(running), num_returns=1)
+            index, job = running.pop(finished)
+            try:
+                record = ray.get(finished)
+            except ray.exceptions.RayError as exc:  # its actor died: the episode is queued again
+                live.discard(index)
+                queue.lost(job, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
                 continue
-            records[record["episode"]] = record
-            progress(record)
-        for episode, seed in jobs:
-            if episode not in records:
-                records[episode] = lost_episode(spec, episode, seed, "; ".join(errors) or "no result")
-                progress(records[episode])
+            idle.append(index)
+            queue.finish(job, record)
+        while (job := queue.take()) is not None:  # queued with no worker left to play them
+            queue.finish(job, lost_episode(spec, job[0], job[1], "no worker is left alive"), final=True)
     finally:
         # Close first (the envs remove their folders), then end the actors.
-        closing = [actor.close.remote() for actor in actors]
+        closing = [actors[index].close.remote() for index in live]
         try:
             ray.wait(closing, num_returns=len(closing), timeout=60)
         finally:
@@ -174,4 +254,18 @@ def _ray(spec, jobs, workers, progress, address, ready) -> list[dict[str, Any]]:
                 ray.kill(actor)
         if started_here:
             ray.shutdown()
-    return list(records.values())
+
+
+def _connect(ray: Any, address: str) -> None:
+    """``ray.init`` on a cluster. A cluster with token authentication refuses a process
+    without its token, and Ray then says only that it could not connect (after some 20 s
+    of retries): where this process has no token set, the error names the setting."""
+    try:
+        ray.init(address=address, logging_level="warning")
+    except (ConnectionError, RuntimeError) as exc:
+        if os.environ.get("RAY_AUTH_MODE") == "token":
+            raise
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"could not connect to the Ray cluster at {address} ({first}). A cluster that asks for an "
+                          "auth token needs RAY_AUTH_MODE=token here too, with its token in ~/.ray/auth_token, "
+                          "RAY_AUTH_TOKEN_PATH or RAY_AUTH_TOKEN") from None

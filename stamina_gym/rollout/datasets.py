@@ -23,7 +23,8 @@ of *every* step's reward in it: step costs and refused actions included),
 ``turn_failure_classes``, ``scores`` (a struct), ``seed``, ``variants``, ``start_turn``
 (the turn it began at, ``collect --start-turn``), ``versions``,
 ``failure_class``/``failure`` (set when the episode broke), and the operational columns
-``duration_s``, ``worker``, ``cache_hits``, ``cache_misses``.
+``duration_s``, ``worker``, ``attempts`` (how many times it was played: an infrastructure
+failure is played again), ``cache_hits``, ``cache_misses``.
 
 ``calls.parquet`` (written when a model agent played): one row per model call, with the
 exact request as sent (``request``, JSON text: model, messages, tools, sampling
@@ -45,6 +46,7 @@ left out of the Minari dataset (they stay in the Parquet tables).
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -91,7 +93,8 @@ def _schemas() -> tuple[Any, Any]:
             ("turn_failure_classes", pa.list_(pa.string())),
             ("scores", scores), ("num_steps", pa.int32()), ("terminated", pa.bool_()), ("truncated", pa.bool_()),
             ("failure_class", pa.string()), ("failure", pa.string()), ("versions", versions),
-            ("duration_s", pa.float64()), ("worker", pa.string()), ("cache_hits", pa.int32()), ("cache_misses", pa.int32()),
+            ("duration_s", pa.float64()), ("worker", pa.string()), ("attempts", pa.int32()),
+            ("cache_hits", pa.int32()), ("cache_misses", pa.int32()),
         ]
     )  # fmt: skip
     return steps, episodes
@@ -147,6 +150,61 @@ _CALLS_SCHEMA = [
     ("reply", "string"), ("finish_reason", "string"), ("trimmed", "bool_"), ("prompt_tokens", "int64"),
     ("completion_tokens", "int64"),
 ]  # fmt: skip
+
+
+class Journal:
+    """``records.jsonl`` in a collection's folder: each final record appended (and flushed)
+    as it comes, so a collection killed half way keeps what it played, and ``collect
+    --resume`` continues from it. Its first line is the collection's arguments; a resume
+    with other arguments is refused, naming them. A last line cut by a kill is dropped."""
+
+    FILE = "records.jsonl"
+
+    def __init__(self, out: Path, arguments: dict[str, Any], *, resume: bool) -> None:
+        from stamina_gym.errors import ConfigError
+
+        self.path = out / self.FILE
+        header = json.loads(json.dumps({"collection": arguments}, default=list))
+        self._records: list[dict[str, Any]] = []
+        if resume:
+            if not self.path.is_file():
+                raise ConfigError(f"--resume: {self.path} does not exist, so there is nothing to continue")
+            lines = self.path.read_text(encoding="utf-8").splitlines()
+            try:
+                first = json.loads(lines[0]) if lines else {}
+            except json.JSONDecodeError:
+                first = {}
+            if first != header:
+                theirs = first.get("collection", {})
+                changed = sorted(k for k in {*theirs, *arguments} if theirs.get(k) != header["collection"].get(k))
+                raise ConfigError(f"--resume: {self.path} is of a collection with other arguments "
+                                  f"({', '.join(changed) or 'no header'}): give the same ones")  # fmt: skip
+            for number, line in enumerate(lines[1:], start=2):
+                try:
+                    self._records.append(json.loads(line))
+                except json.JSONDecodeError:
+                    if number != len(lines):
+                        raise ConfigError(f"--resume: line {number} of {self.path} does not parse") from None
+            # Rewritten whole: a cut last line goes, and later lines follow a complete one.
+            self._write([header, *self._records], mode="w")
+        else:
+            if self.path.exists() and self.path.stat().st_size:
+                raise ConfigError(f"{self.path} exists: continue it with --resume, or choose another --out")
+            self._write([header], mode="w")
+
+    def records(self) -> list[dict[str, Any]]:
+        """The records kept by earlier runs, the last one of each episode."""
+        return list({record["episode"]: record for record in self._records}.values())
+
+    def add(self, record: dict[str, Any]) -> None:
+        self._write([record], mode="a")
+
+    def _write(self, lines: list[dict[str, Any]], mode: str) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open(mode, encoding="utf-8") as handle:
+            handle.writelines(json.dumps(line, ensure_ascii=False, default=str) + "\n" for line in lines)
+            handle.flush()
+            os.fsync(handle.fileno())
 
 
 def write_parquet(records: Sequence[dict[str, Any]], out: Path) -> tuple[Path, Path]:

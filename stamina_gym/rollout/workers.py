@@ -28,7 +28,7 @@ from stamina_gym.agents import has_hook, hook
 from stamina_gym.play import Observer, Step, play
 
 #: Fields that tell how an episode ran rather than what happened in it.
-OPERATIONAL_FIELDS = ("duration_s", "worker", "cache_hits", "cache_misses", "grading_cache")
+OPERATIONAL_FIELDS = ("duration_s", "worker", "attempts", "cache_hits", "cache_misses", "grading_cache")
 
 
 @dataclass(frozen=True)
