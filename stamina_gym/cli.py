@@ -302,11 +302,16 @@ def cmd_collect(args: argparse.Namespace) -> int:
 
         from stamina_gym.rollout.datasets import export_minari
 
+        unset = "MINARI_DATASETS_PATH" not in os.environ
+        if unset:  # under --out, unless the user named Minari's folder
+            os.environ["MINARI_DATASETS_PATH"] = str((out / "minari").resolve())
         env = gym.make(args.env, **spec.env_kwargs)
         try:
             dataset = export_minari(result.records, args.minari, env)
         finally:
             env.close()
+            if unset:
+                del os.environ["MINARI_DATASETS_PATH"]
         summary["minari"] = args.minari
         summary["minari_path"] = str(Path(dataset.spec.data_path).parent)
     (out / "collect.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -173,13 +174,17 @@ def test_parquet_tables_read_back_with_pyarrow_and_datasets(inline_records, tmp_
 @pytest.mark.filterwarnings("ignore:env_spec is None")  # mini_env() is built without gym.make
 def test_minari_export_loads_back_with_the_env_spaces(inline_records, tmp_path, monkeypatch):
     minari = pytest.importorskip("minari")  # the minari extra; the test extra installs it
-    from stamina_gym.rollout.datasets import export_minari
+    from stamina_gym.rollout.datasets import export_minari, load_minari
 
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path))
     env = mini_env()
     export_minari(inline_records, "stamina/mini/oracle-v0", env)
-    dataset = minari.load_dataset("stamina/mini/oracle-v0")
+    dataset = load_minari("stamina/mini/oracle-v0")
     assert dataset.observation_space == env.observation_space and dataset.action_space == env.action_space
+    # The text spaces come back as the env's: any character, not the sampling charset.
+    assert dataset.observation_space["prompt"].contains("café →") and dataset.action_space.contains("naïve ✓")
+    stored = json.loads((tmp_path / "stamina" / "mini" / "oracle-v0" / "data" / "metadata.json").read_text())
+    assert '"UnicodeText"' in stored["observation_space"], stored["observation_space"][:300]
     assert dataset.total_episodes == 3 and dataset.total_steps == 12
     episode = next(dataset.iterate_episodes())
     assert list(episode.observations["turn"]) == [1, 1, 2, 2, 2]
@@ -230,6 +235,18 @@ def test_collect_command_exports_a_minari_dataset_that_moves(tmp_path, monkeypat
     finally:
         env.close()
         recovered.close()
+
+
+def test_collect_writes_its_minari_dataset_under_out_unless_told_where(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("minari")
+    monkeypatch.setenv("MINARI_DATASETS_PATH", "unset below")  # restored (to absent, if so) after the test
+    monkeypatch.delenv("MINARI_DATASETS_PATH")
+    out = tmp_path / "run"
+    code = main(["collect", "--env", MINI_ID, "--tasks", str(DATA), "--episodes", "1", "--grading-cache", "none",
+                 "--out", str(out), "--minari", "stamina/mini/here-v0"])  # fmt: skip
+    assert code == 0 and f"Minari dataset stamina/mini/here-v0 in {out / 'minari'}" in capsys.readouterr().out
+    assert (out / "minari" / "stamina" / "mini" / "here-v0" / "data" / "metadata.json").is_file()
+    assert "MINARI_DATASETS_PATH" not in os.environ
 
 
 def test_collect_starts_each_episode_at_a_drawn_turn(tmp_path, capsys):

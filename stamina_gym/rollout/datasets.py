@@ -225,14 +225,45 @@ def write_parquet(records: Sequence[dict[str, Any]], out: Path) -> tuple[Path, P
     return steps_path, episodes_path
 
 
+def register_minari_spaces() -> None:
+    """Teach Minari the env's text space (``UnicodeText``, any character) so that a
+    dataset stores it as itself: Minari would store a ``Text`` with the sampling charset,
+    printable ASCII, and load it back as a space that refuses ``café``. Loading such a
+    dataset needs this registration too: ``load_minari`` does it."""
+    from minari.serialization import deserialize_space, serialize_space
+
+    from stamina_gym.text_space import UnicodeText
+
+    @serialize_space.register(UnicodeText)
+    def _serialize(space: UnicodeText, to_string: bool = True) -> dict | str:
+        described = {"type": "UnicodeText", "max_length": space.max_length, "min_length": space.min_length,
+                     "charset": space.characters}  # fmt: skip
+        return json.dumps(described) if to_string else described
+
+    @deserialize_space.register("UnicodeText")
+    def _deserialize(described: dict) -> UnicodeText:
+        return UnicodeText(described["max_length"], min_length=described["min_length"], charset=described["charset"])
+
+
+def load_minari(dataset_id: str) -> Any:
+    """``minari.load_dataset`` of a stamina-gym dataset, with its text spaces as the env's."""
+    import minari
+
+    register_minari_spaces()
+    return minari.load_dataset(dataset_id)
+
+
 def export_minari(records: Sequence[dict[str, Any]], dataset_id: str, env: Any, *, description: str = "") -> Any:
     """Create the Minari dataset ``dataset_id`` (under ``MINARI_DATASETS_PATH``, Minari's
-    own setting, default ``~/.minari/datasets``) from the records; returns it."""
+    own setting, default ``~/.minari/datasets``; ``collect --minari`` sets it to the
+    collection's folder when unset) from the records, its spaces the env's own (see
+    ``register_minari_spaces``); returns it."""
     try:
         import minari
         from minari.data_collector.episode_buffer import EpisodeBuffer
     except ImportError:
         raise ImportError("the Minari export needs the minari extra: pip install 'stamina-gym[minari]'") from None
+    register_minari_spaces()
 
     buffers = []
     for record in records:
