@@ -259,6 +259,14 @@ def cmd_collect(args: argparse.Namespace) -> int:
         grading_cache=cache,
         start_turn=None if not args.start_turn else (args.start_turn[0] if len(args.start_turn) == 1 else tuple(args.start_turn)),
     )
+    tokenizer = None
+    if args.tokenizer:  # loaded before anything is played: a bad path costs nothing
+        from stamina_gym.rollout.tokens import load_tokenizer
+
+        try:
+            tokenizer = load_tokenizer(args.tokenizer)
+        except (OSError, ValueError) as exc:
+            raise StaminaError(f"--tokenizer {args.tokenizer}: {exc}") from None
     if args.resume and not args.out:
         raise StaminaError("--resume needs --out, the folder of the collection to continue")
     out = Path(args.out or f"runs/collect-{args.env}-{args.agent}-{time.strftime('%Y%m%d-%H%M%S')}")
@@ -286,6 +294,13 @@ def cmd_collect(args: argparse.Namespace) -> int:
     result = collect(spec, episodes=args.episodes, workers=args.workers, base_seed=args.seed, backend=backend,
                      ray_address=args.ray, progress=progress, retries=args.retries, done=earlier,
                      note=lambda line: print(f"  {line}", flush=True))  # fmt: skip
+    if tokenizer is not None:
+        from stamina_gym.rollout.tokens import retokenise
+
+        for record in result.records:
+            if record["messages"]:
+                record.update(retokenise(record["messages"], tokenizer, json.loads(record["tools"])))
+        print(f"retokenised {len(result.records)} episode(s) with {args.tokenizer}", flush=True)
     steps_path, episodes_path = write_parquet(result.records, out)
     summary = {
         "env_id": args.env, "agent": args.agent, "backend": backend, "ray_address": args.ray, "workers": result.workers,
@@ -511,6 +526,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="grading cache folder shared by the workers, or none (default: %(default)s)")
     col.add_argument("--minari", metavar="DATASET_ID", help="also export a Minari dataset (needs the minari extra)")
     col.add_argument("--out", help="output folder (default runs/collect-<env>-<agent>-<time>)")
+    col.add_argument("--tokenizer", metavar="PATH",
+                     help="a Hugging Face tokenizer folder (with a chat template): write each episode's token ids "
+                          "and assistant loss mask into episodes.parquet, marked retokenised")
     col.add_argument("--retries", type=int, default=2, metavar="N",
                      help="play an episode that failed as infrastructure (a worker died) up to N more times (default 2)")
     col.add_argument("--resume", action="store_true",

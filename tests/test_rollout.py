@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -299,3 +300,58 @@ def test_collect_exits_1_naming_the_episodes_lost_after_their_retries(tmp_path, 
     assert "--resume" in captured.err and "queued again" in captured.out
     episodes = pq.read_table(tmp_path / "run" / "episodes.parquet").to_pylist()
     assert [(e["failure_class"], e["attempts"]) for e in episodes] == [("infrastructure", 2)] * 2
+
+
+def _tiny_tokenizer(folder: Path) -> Path:
+    """A byte-level BPE tokenizer trained here on a few lines, with a chat template that
+    writes each message as <|role|>...<|end|> (tool calls as <call>name arguments</call>)."""
+    tokenizers = pytest.importorskip("tokenizers")
+    transformers = pytest.importorskip("transformers")
+    model = tokenizers.Tokenizer(tokenizers.models.BPE())
+    model.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    model.decoder = tokenizers.decoders.ByteLevel()
+    trainer = tokenizers.trainers.BpeTrainer(vocab_size=400, special_tokens=["<|end|>"],
+                                             initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet())  # fmt: skip
+    model.train_from_iterator(["def add(a, b):\n    return a + b\n", "submit apply_patch read_file", "café →"], trainer)
+    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=model, eos_token="<|end|>")
+    tokenizer.chat_template = (
+        "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}"
+        "{% for c in m.get('tool_calls') or [] %}<call>{{ c['function']['name'] }} {{ c['function']['arguments'] | tojson }}</call>{% endfor %}"
+        "<|end|>{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}"
+    )
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def test_collect_retokenises_each_episode_with_an_assistant_loss_mask(tmp_path, capsys):
+    """--tokenizer: each episode's token ids are the tokenizer's of its rendered
+    conversation, and the mask is 1 exactly on the tokens of the assistant replies."""
+    folder = _tiny_tokenizer(tmp_path / "tokenizer")
+    from transformers import AutoTokenizer
+
+    out = tmp_path / "run"
+    code = main(["collect", "--env", MINI_ID, "--tasks", str(DATA), "--episodes", "1", "--grading-cache", "none",
+                 "--out", str(out), "--tokenizer", str(folder)])  # fmt: skip
+    assert code == 0 and "retokenised 1 episode(s)" in capsys.readouterr().out
+    (episode,) = pq.read_table(out / "episodes.parquet").to_pylist()
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    messages = [{k: m[k] for k in ("role", "content", "tool_calls", "tool_call_id") if m[k] is not None} for m in episode["messages"]]
+    for message in messages:
+        message.setdefault("content", "")
+        for call in message.get("tool_calls", []):
+            call["function"]["arguments"] = json.loads(call["function"]["arguments"])
+    text = tokenizer.apply_chat_template(messages, tools=json.loads(episode["tools"]), tokenize=False)
+    assert episode["token_ids"] == tokenizer(text, add_special_tokens=False)["input_ids"]
+    assert episode["tokens_source"] == "retokenised" and len(episode["loss_mask"]) == len(episode["token_ids"])
+    kept = tokenizer.decode([t for t, m in zip(episode["token_ids"], episode["loss_mask"]) if m])
+    replies = [m for m in messages if m["role"] == "assistant"]
+    assert kept.count("<call>") == len(replies) == 4 and "<|tool|>" not in kept and "<|user|>" not in kept
+    assert kept.startswith("<call>apply_patch") and kept.endswith("<|end|>")
+    assert sum(episode["loss_mask"]) < len(episode["loss_mask"]) / 2  # the tool results and requests are most of it
+
+
+def test_a_tokenizer_that_cannot_be_used_is_refused_before_anything_is_played(tmp_path, capsys):
+    code = main(["collect", "--env", MINI_ID, "--tasks", str(DATA), "--episodes", "1", "--out", str(tmp_path / "run"),
+                 "--tokenizer", str(tmp_path / "missing")])  # fmt: skip
+    assert code == 2 and f"--tokenizer {tmp_path / 'missing'}" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()

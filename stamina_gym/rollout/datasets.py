@@ -22,7 +22,9 @@ of *every* step's reward in it: step costs and refused actions included),
 ``submit_rewards`` (per graded turn, the reward of its submit step alone),
 ``turn_failure_classes``, ``scores`` (a struct), ``seed``, ``variants``, ``start_turn``
 (the turn it began at, ``collect --start-turn``), ``versions``,
-``failure_class``/``failure`` (set when the episode broke), and the operational columns
+``failure_class``/``failure`` (set when the episode broke), ``token_ids``, ``loss_mask``
+and ``tokens_source`` (null unless ``collect --tokenizer`` retokenised the conversation:
+``stamina_gym.rollout.tokens``), and the operational columns
 ``duration_s``, ``worker``, ``attempts`` (how many times it was played: an infrastructure
 failure is played again), ``cache_hits``, ``cache_misses``.
 
@@ -93,6 +95,7 @@ def _schemas() -> tuple[Any, Any]:
             ("turn_failure_classes", pa.list_(pa.string())),
             ("scores", scores), ("num_steps", pa.int32()), ("terminated", pa.bool_()), ("truncated", pa.bool_()),
             ("failure_class", pa.string()), ("failure", pa.string()), ("versions", versions),
+            ("token_ids", pa.list_(pa.int32())), ("loss_mask", pa.list_(pa.int8())), ("tokens_source", pa.string()),
             ("duration_s", pa.float64()), ("worker", pa.string()), ("attempts", pa.int32()),
             ("cache_hits", pa.int32()), ("cache_misses", pa.int32()),
         ]
