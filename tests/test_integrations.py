@@ -52,10 +52,12 @@ def test_skyrl_gym_makes_and_plays_the_env_from_its_registry():
 def test_skyrl_extras_start_an_episode_later():
     import stamina_gym.integrations.skyrl  # noqa: F401
 
-    env = skyrl_gym.make("stamina", env_config={"env_id": "Stamina-mini-v1"}, extras={"seed": 1, "start_turn": 2})
+    env = skyrl_gym.make("stamina", env_config={"env_id": "Stamina-mini-v1"},
+                         extras={"seed": 1, "start_turn": 2, "num_turns": 1})  # fmt: skip
     try:
         prompt, meta = env.init([])
         assert meta["turn"] == 2 and "starts at request 2" in prompt[1]["content"]
+        assert env.env.unwrapped.window == (2, 2)
         out = env.step("I am not sure what to do.")
         assert not out["metadata"]["ok"] and "no tool call found" in out["observations"][0]["content"]
     finally:

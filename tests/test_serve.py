@@ -123,6 +123,12 @@ def test_the_generic_client_needs_no_stamina_types_and_starts_at_a_later_turn(se
         result = env.step({"text": '{"tool": "submit"}'})
         assert result.done and result.reward > 1
         assert result.observation["info"]["terminated"] and not result.observation["info"]["truncated"]
+        # A window: turn 1 alone, over by its submit.
+        result = env.reset(seed=1, start_turn=1, num_turns=1)
+        assert result.observation["turn"] == 1 and result.observation["info"]["num_turns"] == 1
+        env.step({"text": json.dumps({"tool": "apply_patch", "patch": _patch("01-add")})})
+        result = env.step({"text": '{"tool": "submit"}'})
+        assert result.done and result.observation["turn"] == 1 and result.observation["info"]["terminated"]
 
 
 def test_bad_requests_are_refused_with_what_was_wrong_and_the_session_goes_on(server):

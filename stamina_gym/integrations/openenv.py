@@ -15,7 +15,8 @@ The wire types:
 * ``StaminaObservation``: the env's observation fields (``prompt``, ``output``, ``repo``,
   ``phase``, ``turn``) and its ``info``, with OpenEnv's ``reward`` and ``done``
   (terminated or truncated; which one is in ``info``);
-* ``reset`` takes ``seed`` and ``start_turn`` (a turn, or a list to draw from).
+* ``reset`` takes ``seed``, ``start_turn`` (a turn, or a list to draw from) and
+  ``num_turns`` (a window of that many turns).
 
 ``StaminaClient`` is OpenEnv's ``EnvClient`` for these types::
 
@@ -98,10 +99,12 @@ class StaminaOpenEnv(Environment):
         self._state = StaminaState(env_id=env_id)
 
     def reset(self, seed: int | None = None, episode_id: str | None = None,
-              start_turn: int | list[int] | None = None, **kwargs: Any) -> StaminaObservation:  # fmt: skip
+              start_turn: int | list[int] | None = None, num_turns: int | None = None,
+              **kwargs: Any) -> StaminaObservation:  # fmt: skip
         if kwargs:
-            raise ValueError(f"reset takes seed, episode_id and start_turn; not {', '.join(sorted(kwargs))}")
-        options = None if start_turn is None else {"start_turn": start_turn}
+            raise ValueError(f"reset takes seed, episode_id, start_turn and num_turns; not {', '.join(sorted(kwargs))}")
+        window = {key: value for key, value in (("start_turn", start_turn), ("num_turns", num_turns)) if value is not None}
+        options = window or None
         observation, info = self.env.reset(seed=seed, options=options)
         self._state = StaminaState(env_id=self._state.env_id, episode_id=episode_id, step_count=0,
                                    turn=int(observation["turn"]), phase=observation["phase"], done=False)  # fmt: skip

@@ -7,7 +7,8 @@ with each model output until ``done``. Here:
 * ``env_config``: ``env_id`` (default ``StaminaTodo-v1``) and ``make_kwargs`` for
   ``gym.make`` (``max_turns``, ``sandbox``, ...); the action format is always
   ``tolerant``, since the model writes its tool call as text.
-* ``extras`` (per sample): ``seed`` and ``start_turn`` (where the episode begins).
+* ``extras`` (per sample): ``seed``, ``start_turn`` (where the episode begins) and
+  ``num_turns`` (how many turns it plays: a window).
 * ``init`` ignores the sample's prompt text and returns the env's opening conversation
   (the chat system prompt and the first request), so a dataset row needs only extras.
 * ``step(text)``: the tool call in the model's text (prose, a ``json`` block,
@@ -46,7 +47,8 @@ class StaminaSkyRLEnv(BaseTextEnv):
         self.env = gym.make(config.get("env_id", "StaminaTodo-v1"),
                             **{**dict(config.get("make_kwargs") or {}), "action_format": "tolerant"})  # fmt: skip
         self.seed = extras.get("seed")
-        self.options = {"start_turn": extras["start_turn"]} if extras.get("start_turn") else None
+        window = {key: extras[key] for key in ("start_turn", "num_turns") if extras.get(key)}
+        self.options = window or None
         self.max_turns = int(config.get("max_steps", 10_000))  # SkyRL's own cap on steps
         self.total_reward = 0.0
 

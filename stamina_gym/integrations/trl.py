@@ -15,7 +15,7 @@ value, as text, is the tool message. Here:
   ``gym.make`` keyword arguments, or ``functools.partial(StaminaTRLEnv,
   base_url="http://host:8000")`` for TRL's OpenEnv path: each instance a session of a
   ``stamina-gym serve`` server (the serve extra), its env and sandbox there.
-* ``reset(prompt=..., seed=..., start_turn=...)``: begins an episode (other columns are
+* ``reset(prompt=..., seed=..., start_turn=..., num_turns=...)``: begins an episode (other columns are
   ignored) and returns its opening, which TRL appends to the row's last user message: the
   chat system prompt (left out when the row's prompt has a system message of its own)
   and the first request with the repository, after a blank line when that message has
@@ -73,9 +73,12 @@ class StaminaTRLEnv:
         """The tool and the env reward of each step of this episode (a property: not a tool)."""
         return list(self._steps)
 
-    def reset(self, prompt: Any = None, seed: int | None = None, start_turn: int | None = None, **columns: Any) -> str:
-        """A new episode (TRL passes the dataset row's columns); returns its opening text."""
-        observation, _ = self._env.reset(seed=seed, options={"start_turn": start_turn} if start_turn else None)
+    def reset(self, prompt: Any = None, seed: int | None = None, start_turn: int | None = None,
+              num_turns: int | None = None, **columns: Any) -> str:  # fmt: skip
+        """A new episode (TRL passes the dataset row's columns; ``start_turn`` and
+        ``num_turns`` make it a window); returns its opening text."""
+        window = {key: value for key, value in (("start_turn", start_turn), ("num_turns", num_turns)) if value}
+        observation, _ = self._env.reset(seed=seed, options=window or None)
         self._steps, self._done = [], False
         system, request = opening_messages(observation)
         messages = prompt if isinstance(prompt, list) else []
