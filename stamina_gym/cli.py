@@ -238,6 +238,7 @@ def default_grading_cache() -> str:
 
 
 def cmd_collect(args: argparse.Namespace) -> int:
+    import hashlib
     import json
 
     from stamina_gym.rollout import RolloutSpec, collect
@@ -270,7 +271,9 @@ def cmd_collect(args: argparse.Namespace) -> int:
     if args.resume and not args.out:
         raise StaminaError("--resume needs --out, the folder of the collection to continue")
     out = Path(args.out or f"runs/collect-{args.env}-{args.agent}-{time.strftime('%Y%m%d-%H%M%S')}")
-    journal = Journal(out, {"env_id": args.env, "agent": args.agent, "agent_kwargs": spec.agent_kwargs,
+    # The agent's arguments by digest only: they may hold an API key.
+    agent_kwargs = hashlib.sha256(json.dumps(spec.agent_kwargs, sort_keys=True).encode()).hexdigest()[:16]
+    journal = Journal(out, {"env_id": args.env, "agent": args.agent, "agent_kwargs": agent_kwargs,
                             "env_kwargs": spec.env_kwargs, "start_turn": spec.start_turn, "base_seed": args.seed,
                             "episodes": args.episodes, "tasks": list(spec.tasks)}, resume=args.resume)  # fmt: skip
     earlier = journal.records()
