@@ -98,7 +98,7 @@ def test_openenvs_client_plays_a_turn_with_a_tool_step_and_a_submit(server):
         assert grade["failure_class"] is None and result.reward > 1 and not result.done
         assert result.observation.turn == 2 and "mul" in result.observation.prompt
         state = env.state()
-        assert (state.step_count, state.turn, state.env_id, state.done) == (3, 1, ENV, False)
+        assert (state.step_count, state.turn, state.env_id, state.done) == (3, 2, ENV, False)
         assert state.total_reward == pytest.approx(sum([-0.001, -0.001, result.reward]), abs=0.01)
 
 
