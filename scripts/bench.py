@@ -6,7 +6,8 @@ First a table of the speed goals: the submits of an oracle episode at sampled tu
 (41-49, 51-59) and at full-regression turns (10, 50, 100), each against bare ``python -m
 pytest`` of the same tests on a copy of the same tree, run right after it; the whole
 episode; ``run_tests`` on the 20-turn state against bare pytest on the same tree; a
-``run`` step of ``python -c pass`` against that command without a sandbox; a reset that
+``run`` step of ``python -c pass`` against that command without a sandbox; a reset of
+the same env back to the seed state against the git restore it needs; a reset that
 starts at turn 50 against a plain reset (both of a new env with a new seed); the resident
 memory of one process holding 1 and 4 envs (``--goals`` stops there). Then one table: medians of reset, a read_file step, a submit (grading) and a whole
 oracle episode (with the env's settings, and again rerunning every earlier test and pylint
@@ -160,13 +161,20 @@ def goal_rows(env_id: str, n: int) -> list[tuple[str, float, str, float | None]]
     for index in range(20):
         inner.workspace.apply_patch(inner.reference_patch(index))
     inner._sandbox.prepare(inner.workspace.path)
-    runs, bares, steps, starts = [], [], [], []
+    runs, bares, steps, starts, resets, restores = [], [], [], [], [], []
     for _ in range(n):
         runs.append(timed(lambda: env.step({"tool": "run_tests"})))
         bares.append(timed(lambda: subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no"],
                                                   cwd=inner.workspace.path, capture_output=True, check=False, env=SANDBOX_LIKE)))  # fmt: skip
         steps.append(timed(lambda: env.step({"tool": "run", "command": f"{sys.executable} -c pass"})))
         starts.append(timed(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True)))
+    # A reset of the same env back to the seed state, against the git restore it needs.
+    workspace = inner.workspace
+    for _ in range(n):
+        env.step({"tool": "write_file", "path": "scratch.txt", "content": "x"})  # each side has one file to undo
+        resets.append(timed(lambda: env.reset(seed=0)))
+        env.step({"tool": "write_file", "path": "scratch.txt", "content": "x"})
+        restores.append(timed(lambda: (workspace.git("reset", "-q", "--hard", "seed"), workspace.git("clean", "-q", "-ffdx"))))
     env.close()
     # A start at turn 50 (a new env each time, a new seed: new params, nothing laid before)
     # against a plain reset of a new env.
@@ -186,6 +194,7 @@ def goal_rows(env_id: str, n: int) -> list[tuple[str, float, str, float | None]]
         ("run_tests step, 20-turn state", median_ms(runs), "bare python -m pytest, same tree", median_ms(bares)),
         ("whole oracle episode", episode_s * 1000, "the goal: one minute", 60_000.0),
         ("run step: python -c pass", median_ms(steps), "python -c pass, no sandbox", median_ms(starts)),
+        ("reset, same env, back to the seed state", median_ms(resets), "git restore (reset --hard + clean)", median_ms(restores)),
         ("reset at start_turn 50, new env and seed", median_ms(later), "reset at turn 1, new env and seed", median_ms(plain)),
     ]  # fmt: skip
 
