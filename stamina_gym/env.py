@@ -222,7 +222,8 @@ class StaminaEnv(gym.Env[dict, str]):
     episode's params, one commit per turn as the oracle's submits leave them), with those
     turns' tests in force as regressions and their memory probes bound; its first submit
     draws its regression tests even on a full turn (``regression.full_at_start`` asks for
-    the full set). The seed's draws (paraphrases, params, regression sample) are those of
+    the full set), and the episode's last submit (its window's) reruns them all, so a test
+    broken unseen by the draws is counted within the window. The seed's draws (paraphrases, params, regression sample) are those of
     the episode from turn 1. ``env.window`` gives the episode's first and last turn.
 
     ## Step Time
@@ -512,9 +513,12 @@ class StaminaEnv(gym.Env[dict, str]):
         The draw depends on the episode seed, the turn and the stored costs only, so a
         restored or replayed episode draws what the live one drew."""
         rule = self.config.regression
-        full = index % rule.full_every == 0 or index == len(self.turns)
+        # The episode's last turn (its window's) reruns them all: a test broken unseen by the
+        # draws is counted there at the latest, also when the project goes on past it.
+        last = index == self._end
+        full = index % rule.full_every == 0 or last
         if index == self._first + 1 and self._first and not rule.full_at_start:
-            full = index == len(self.turns)  # an episode's first turn, started later: drawn, as the next one is
+            full = last  # an episode's first turn, started later: drawn, as the next one is
         if rule.budget_ms is not None:
             full = full or sum(self._costs[tid] for tid in in_force) <= rule.budget_ms
         elif rule.sample is None or len(in_force) <= rule.sample:

@@ -301,7 +301,8 @@ def test_a_window_of_the_todo_task_is_numbered_from_its_start_in_obs_info_and_re
     """Start 50, 5 turns, played by the oracle into a rollout record: every observation,
     info and step row says turns 50-54; five submits, all solved, then terminated. Turn 50
     is a full-regression turn, but the episode's first submit draws its regression tests
-    (a later start used to begin with the whole set)."""
+    (a later start used to begin with the whole set); the window's last submit reruns
+    them all, so a test broken unseen by the draws is counted within the window."""
     from stamina_gym.agents import make_agent
     from stamina_gym.rollout.workers import play_episode
 
@@ -320,6 +321,7 @@ def test_a_window_of_the_todo_task_is_numbered_from_its_start_in_obs_info_and_re
     assert [row["turn"] for row in submits] == [row["info"]["turn"] for row in submits] == [50, 51, 52, 53, 54]
     assert [row["observation"]["turn"] for row in submits] == [51, 52, 53, 54, 54]  # the next request; the last stays
     assert all(row["info"]["grade"]["failure_class"] is None for row in submits) and steps[-1]["terminated"]
-    first = submits[0]["info"]["grade"]
+    first, last = submits[0]["info"]["grade"], submits[-1]["info"]["grade"]
     assert 0 < first["regression_total"] < first["regression_in_force"], first  # drawn, not the whole set
+    assert last["regression_total"] == last["regression_in_force"], last  # the window's last: all of them
     assert record["start_turn"] == 50 and len(record["turn_rewards"]) == 5
