@@ -218,6 +218,65 @@ def test_a_point_straight_in_the_body_must_be_reached_once():
     assert not seal.judge(module.points, "test_add_and_count", [*sent, sent[0]])[0]  # reached twice
 
 
+LOOPS = """
+import pytest
+
+
+def test_loops(shop):
+    for title in ["a", "b", "c"]:
+        assert shop.add(title) == 7734
+    for item in shop.items():
+        assert item == 5
+    for i in range(4):
+        if i:
+            break
+        assert i == 0
+    with open("f") as handle:
+        assert handle.read() == "zz"
+    with pytest.raises(KeyError):
+        shop.get(1)
+        assert shop.last == 9
+"""
+
+
+def test_a_point_in_a_loop_must_be_reached_as_often_as_the_loop_runs():
+    """A forger that owns the stream sends nothing where nothing is counted: a loop over
+    the test's own literal is counted item by item, a loop over the product's data at
+    least once; only a branch, a loop that may leave early, or the lines after a raise go
+    uncounted."""
+    module = seal.compile_module(LOOPS, "t.py", "k")
+    reach = {point.line: point.reach for point in module.points.values()}
+    assert reach == {7: (3, 3), 9: (1, None), 13: (0, None), 15: (1, 1), 16: (1, 1), 18: (0, None)}
+    raised = {"raised": ["KeyError", "LookupError"], "msg": "1"}
+    full = [(1, 7734)] * 3 + [(2, 5), (4, "zz"), (5, raised)]
+    assert seal.judge(module.points, "test_loops", full)[0]
+    assert seal.judge(module.points, "test_loops", full[:2] + full[3:])[1] == "the check at line 7 was reached 2 times, not 3"
+    assert seal.judge(module.points, "test_loops", full[:3] + full[4:])[1] == "the check at line 9 was reached 0 times, not at least 1"
+    assert seal.judge(module.points, "test_loops", [*full, (2, 5), (2, 5)])[0]  # the data decides how often
+
+
+def test_a_raises_point_without_a_pattern_the_forger_cannot_meet_is_guessable():
+    """A forger tells a ``raises`` block apart and raises there one exception of every
+    kind; only a ``match`` its message (the probe's strings and ``FIRST_WORDS``) misses
+    seals the point."""
+    source = """
+import pytest
+
+
+def test_raises(shop):
+    with pytest.raises(KeyError):
+        shop.get("milk")
+    with pytest.raises(ValueError, match="quantity"):
+        shop.add("milk", -1)
+    with pytest.raises(ValueError, match="milk"):
+        shop.add("milk", -2)
+    with pytest.raises(ValueError, match="not found"):
+        shop.add("milk", -3)
+"""
+    module = seal.compile_module(source, "t.py", "k")
+    assert [point.status for point in module.points.values()] == ["guessable", "sealed", "guessable", "guessable"]
+
+
 @pytest.mark.parametrize("task", ["todo", "clarify"])
 def test_every_hidden_test_module_of_the_shipped_tasks_compiles(task):
     """Every module compiles to a probe that parses; the shares of sealed, guessable and

@@ -170,8 +170,7 @@ def test_validate_catches_a_mistranslated_test(monkeypatch):
     assert not [problem for problem in validate_task(TASK) if "sealed" in str(problem)]
 
 
-#: A hidden test with a check in a loop: a point there is not "reached once", so its
-#: observations may be any number, none included.
+#: A hidden test with a check in a loop over its own literal: the judge counts it twice.
 LOOPED = '''def test_add_many():
     import calc
 
@@ -249,11 +248,12 @@ def looped_task(tmp_path):
     return load_task_dir(root)
 
 
-def test_dropping_what_a_probe_observes_in_a_loop_would_pass_the_judge():
-    """The attack is real: with the observer filtered, the judge sees only the check in
-    the body, which holds, and passes the test; unfiltered, it fails it."""
+def test_dropping_what_a_probe_observes_in_a_loop_fails_the_judge():
+    """With the observer filtered, the judge sees only the check in the body, which holds;
+    the loop's check was reached 0 times, not twice, and the test fails (before loops were
+    counted it passed), as it does unfiltered, where the answers are wrong."""
     module = seal.compile_module(LOOPED, "test_add_many.py", "k")
-    for product, passes in ((DROPS_LOOP_CHECKS, True), ("def add(a, b):\n    return 2\n", False)):
+    for product, passes in ((DROPS_LOOP_CHECKS, False), ("def add(a, b):\n    return 2\n", False)):
         sent: list = []
         sys.modules["_stamina_probe"] = harness._probe_module(lambda key, point, text: sent.append((point, json.loads(text))))
         calc = types.ModuleType("calc")
@@ -270,6 +270,30 @@ def test_dropping_what_a_probe_observes_in_a_loop_would_pass_the_judge():
             sys.modules.pop("_stamina_probe", None)
             sys.modules.pop("calc", None)
         assert seal.judge(module.points, "test_add_many", sent)[0] is passes, sent
+        assert len(sent) == (1 if product is DROPS_LOOP_CHECKS else 3)
+
+
+@pytest.mark.parametrize("task", ["todo", "clarify"])
+def test_a_forger_that_owns_the_stream_passes_no_test_holding_a_sealed_point(task):
+    """The in-sandbox defences fallen: the forger (``stamina_gym.grading.guess``) reads the
+    staged probes, says every test passed and sends its first guess at every point as
+    often as the judge counts, a universal exception in every ``raises`` block. It passes
+    some guessable tests of the first ten turns (the attack is real), and none whose own
+    body holds a sealed point."""
+    from stamina_gym.grading import guess
+    from stamina_gym.hidden_runner import _staged_tests, seal_modules
+    from stamina_gym.task import load_task
+
+    shipped = load_task(task)
+    turns = shipped.turns[:10]
+    probes, sealed = seal_modules(_staged_tests(shipped, turns, turns[0].example_params))
+    ids = [tid for turn in turns for tid in turn.test_ids]
+    judged = seal.judge_run(*guess.forge_run(probes, ids), sealed)
+    passed = [tid for tid, (status, _) in judged.items() if status == "passed"]
+    assert passed
+    for tid in passed:
+        path, function, _ = seal.test_function(tid)
+        assert seal.test_status(sealed[path], function) != "sealed", tid
 
 
 @pytest.mark.parametrize("dropper", sorted(DROPPERS))

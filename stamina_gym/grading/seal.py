@@ -66,6 +66,9 @@ _NEGATED = {"==": "!=", "!=": "==", "in": "not in", "not in": "in", "is": "is no
 _BASE_EXCEPTIONS = frozenset({"BaseException", "SystemExit", "KeyboardInterrupt", "GeneratorExit"})
 #: Values a forger would try first, whatever the test.
 _COMMON_STATUSES = frozenset({200, 201, 202, 204, 301, 302, 304, 400, 401, 403, 404, 405, 409, 410, 415, 422, 429, 500})
+#: Words a forger puts in every exception's message, for ``match=`` patterns it cannot see.
+FIRST_WORDS = ("invalid", "not found", "unknown", "required", "must", "empty", "too long", "too many", "exists",
+               "missing", "expired", "locked", "denied", "limit", "error")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -80,9 +83,12 @@ class Point:
     function: str
     """The function it sits in (``test_x``, ``Class.test_y``, or a helper's name)."""
     line: int
-    once: bool
-    """Straight in the function's body (no loop, branch, ``try`` or nested block above it):
-    a run of the function that ends without an exception reaches it exactly once."""
+    reach: tuple[int, int | None]
+    """How many times a run of the function that ends without an exception reaches it, at
+    least and at most (None: no bound). Straight in the body: ``(1, 1)``; in a loop over a
+    literal of ``n`` items: ``(n, n)``; in a loop over computed data: at least once; under
+    a branch, a ``try``, a ``while``, a loop that may leave early or a ``raises`` block:
+    ``(0, None)``. A plain ``with`` block counts as straight."""
     status: str
     """``sealed``, ``guessable`` or ``open``."""
     op: str = ""
@@ -93,6 +99,15 @@ class Point:
     cases: bool = False
     """``expected`` is a parametrize table's sealed column: one value per case, the case
     told by the test id (``[case3]``)."""
+
+    @property
+    def once(self) -> bool:
+        return self.reach == (1, 1)
+
+    def reaches(self, count: int) -> bool:
+        """Whether ``count`` reaches in one run meet ``reach``."""
+        least, most = self.reach
+        return least <= count and (most is None or count <= most)
 
     def expected_in(self, case: int | None) -> Any:
         """The expected value of this point in case ``case`` of its test (``LookupError``
@@ -168,7 +183,7 @@ class _Compiler(ast.NodeTransformer):
         self.columns: list[dict[str, tuple[Any, ...]]] = []  # per enclosing function: its sealed parameters
         self.scope: list[str] = []
         self.functions = 0  # how many function bodies enclose the statement
-        self.depth = 0  # how many blocks (loop, branch, try, nested with) sit above the statement
+        self.reach: tuple[int, int | None] = (1, 1)  # how often the statement runs in one run of its function
 
     # -- scopes and blocks ---------------------------------------------------------------
 
@@ -176,9 +191,9 @@ class _Compiler(ast.NodeTransformer):
         self.scope.append(node.name)
         self.functions += 1
         self.columns.append(_seal_columns(node))
-        depth, self.depth = self.depth, 0
+        reach, self.reach = self.reach, (1, 1)
         self.generic_visit(node)
-        self.depth = depth
+        self.reach = reach
         self.columns.pop()
         self.functions -= 1
         self.scope.pop()
@@ -193,19 +208,48 @@ class _Compiler(ast.NodeTransformer):
         return node
 
     def _block(self, node: ast.AST) -> ast.AST:
-        self.depth += 1
+        """A branch, ``try``, ``while`` or ``match``: what it holds may run any number of times."""
+        reach, self.reach = self.reach, (0, None)
         self.generic_visit(node)
-        self.depth -= 1
+        self.reach = reach
         return node
 
-    visit_For = visit_AsyncFor = visit_While = visit_If = visit_Try = _block  # type: ignore[assignment]
-    visit_TryStar = visit_Match = _block  # type: ignore[assignment]
+    visit_While = visit_If = visit_Try = visit_TryStar = visit_Match = _block  # type: ignore[assignment]
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> ast.AST:
+        """A loop's body runs ``n`` times over a literal of ``n`` items, at least once over
+        computed data (the reference's data decides; ``validate`` names a test where it was
+        empty), any number of times when it may leave early; its ``else`` is a branch."""
+        least, most = reach = self.reach
+        times = _literal_length(node.iter)
+        if node.orelse or _leaves_early(node.body):
+            self.reach = (0, None)
+        elif times is not None:
+            self.reach = (least * times, None if most is None else most * times)
+        else:
+            self.reach = (min(least, 1), None)
+        orelse, node.orelse = node.orelse, []
+        self.generic_visit(node)
+        self.reach = (0, None)
+        node.orelse = self._statements(orelse)
+        self.reach = reach
+        return node
+
+    visit_AsyncFor = visit_For  # type: ignore[assignment]
+
+    def _statements(self, body: list[ast.stmt]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for statement in body:
+            new = self.visit(statement)
+            out.extend(new if isinstance(new, list) else [new] if new is not None else [])
+        return out
 
     # -- points ----------------------------------------------------------------------------
 
     def _point(self, node: ast.AST, kind: str, status: str, **fields: Any) -> int:
+        reach = self.reach if self.scope else (0, None)
         point = Point(len(self.points) + 1, kind, ".".join(self.scope) or "<module>", getattr(node, "lineno", 0),
-                      self.depth == 0 and bool(self.scope), status, **fields)  # fmt: skip
+                      reach, status, **fields)  # fmt: skip
         self.points.append(point)
         return point.id
 
@@ -256,6 +300,7 @@ class _Compiler(ast.NodeTransformer):
     def visit_With(self, node: ast.With) -> ast.AST:
         if not self.functions:
             return self._block(node)
+        raising = False
         items = []
         for item in node.items:
             raised = _raises_of(item.context_expr)
@@ -263,15 +308,60 @@ class _Compiler(ast.NodeTransformer):
                 items.append(item)
                 continue
             names, pattern = raised
+            raising = True
             base = bool(_BASE_EXCEPTIONS & set(names))  # the probe must catch it too: said, and so guessable
             point = self._point(node, "raises", "guessable" if base else "sealed", expected=names, pattern=pattern)
             arguments = [ast.Constant(point)] + ([ast.Constant(True)] if base else [])
             call = ast.Call(ast.Name(RAISES, ast.Load()), arguments, [])
             items.append(ast.withitem(ast.copy_location(call, item.context_expr), item.optional_vars))
         node.items = items
-        return self._block(node)
+        if raising:  # the block ends at the statement that raises
+            return self._block(node)
+        self.generic_visit(node)
+        return node
 
     visit_AsyncWith = visit_With  # type: ignore[assignment]
+
+
+def _literal_length(node: ast.expr) -> int | None:
+    """How many items a loop over ``node`` takes when that is fixed by the test's text: a
+    list, tuple, set or dict display (no ``*``), a string or ``range`` of constants."""
+    if isinstance(node, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in node.elts):
+        return len(node.elts)
+    if isinstance(node, ast.Dict) and None not in node.keys:
+        try:
+            return len({literal(key) for key in node.keys if key is not None})
+        except (_Unsealable, TypeError):
+            return None
+    if isinstance(node, ast.Set):
+        try:
+            return len({literal(e) for e in node.elts})
+        except (_Unsealable, TypeError):
+            return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
+        return len(node.value)
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" and not node.keywords
+            and 1 <= len(node.args) <= 3):  # fmt: skip
+        try:
+            bounds = [literal(arg) for arg in node.args]
+        except _Unsealable:
+            return None
+        if all(isinstance(b, int) and not isinstance(b, bool) for b in bounds) and (len(bounds) < 3 or bounds[2]):
+            return len(range(*bounds))
+    return None
+
+
+def _leaves_early(body: list[ast.stmt]) -> bool:
+    """Whether a loop body holds a ``break``, ``continue``, ``return`` or ``raise`` (nested
+    functions and classes aside): then its statements may run fewer times than it loops."""
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Break, ast.Continue, ast.Return, ast.Raise)):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def _raises_of(expr: ast.expr) -> tuple[tuple[str, ...], str | None] | None:
@@ -416,10 +506,22 @@ def _atoms(value: Any) -> list[Any]:
     return [value]
 
 
+def forged_message(visible: Iterable[Any]) -> str:
+    """The message a forger gives every exception it raises: the strings the probe holds
+    and the words of ``FIRST_WORDS``."""
+    return " | ".join([*sorted(v for v in visible if isinstance(v, str)), *FIRST_WORDS])
+
+
 def _sealed_status(point: Point, visible: set[Any]) -> Point:
     """A compare point is sealed unless its expected value can be had for free: it is
     written elsewhere in the probe, or it is a value a forger tries first (in any one case,
-    for a point with cases)."""
+    for a point with cases). A ``raises`` point is sealed only by a pattern that the
+    forger's message (``forged_message``) does not meet: a forger tells a ``raises`` block
+    from the rest of the probe and raises there an exception of every kind it can name."""
+    if point.kind == "raises":
+        if point.pattern is None or re.search(point.pattern, forged_message(visible)):
+            return _with(point, "guessable")
+        return point
     if point.kind != "compare":
         return point
     for expected in point.expected if point.cases else (point.expected,):
@@ -587,8 +689,9 @@ def judge_test(modules: Mapping[str, Mapping[int, Point]], path: str, function: 
     """The verdict on one run (case ``case`` of a parametrized one) of test function
     ``function`` of module ``path``, from the ``(module key, point, encoded value)``
     triples sent while it ran (a helper module's points count too): every observation
-    meets its point, and every point straight in the function's body was reached exactly
-    once. (Whether the function returned without an exception is the harness's to say.)"""
+    meets its point, and every point of the function's own was reached as many times as
+    its ``reach`` says. (Whether the function returned without an exception is the
+    harness's to say.)"""
     counts: dict[int, int] = {}
     for key, pid, encoded in observations:
         points = modules.get(key) if isinstance(key, str) else None
@@ -604,8 +707,10 @@ def judge_test(modules: Mapping[str, Mapping[int, Point]], path: str, function: 
         if key == path:
             counts[pid] = counts.get(pid, 0) + 1
     for point in modules.get(path, {}).values():
-        if point.function == function and point.once and counts.get(point.id, 0) != 1:
-            return False, f"the check at line {point.line} was reached {counts.get(point.id, 0)} times, not once"
+        if point.function == function and not point.reaches(counts.get(point.id, 0)):
+            least, most = point.reach
+            wanted = f"{least}" if least == most else f"at least {least}" if most is None else f"{least} to {most}"
+            return False, f"the check at line {point.line} was reached {counts.get(point.id, 0)} times, not {wanted}"
     return True, ""
 
 
