@@ -10,7 +10,9 @@ literal the probe itself holds (an input the test passes); open when the sandbox
 the verdict. A test is sealed when one of the points in its own body is: a forger that
 answers every point with its best first guess passes at most the other tests (the
 ``guessable`` and ``open`` columns of the second table), which is the upper bound of what
-it earns.
+it earns. The third table plays one such forger (``stamina_gym.grading.guess``: it owns
+the observation stream, reads the probes and sends one first guess per point) through the
+host's judge, over the first ten turns and over all of them.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from stamina_gym.grading import seal
-from stamina_gym.task import load_task_dir
+from stamina_gym.grading import guess, seal
+from stamina_gym.hidden_runner import _staged_tests, seal_modules
+from stamina_gym.task import Task, load_task_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 STATUSES = seal.STATUSES
@@ -48,6 +51,21 @@ def report(task_dir: Path) -> dict[str, int]:
     return counts
 
 
+def forged(task: Task, last: int) -> tuple[int, int, int]:
+    """Of the tests of turns 1..``last``: how many the forger passes, how many hold no
+    sealed point (what a forger that always guessed right would pass), how many there are."""
+    passed = bound = total = 0
+    for turn in task.turns[:last]:
+        probes, sealed = seal_modules(_staged_tests(task, [turn], turn.example_params))
+        judged = seal.judge_run(*guess.forge_run(probes, turn.test_ids), sealed)
+        passed += sum(status == "passed" for status, _ in judged.values())
+        for test_id in turn.test_ids:
+            path, function, _ = seal.test_function(test_id)
+            bound += path not in sealed or seal.test_status(sealed[path], function) != "sealed"
+        total += len(turn.test_ids)
+    return passed, bound, total
+
+
 def main(argv: list[str]) -> int:
     tasks = [Path(name) if "/" in name else ROOT / "tasks" / name for name in argv] or sorted(
         path for path in (ROOT / "tasks").iterdir() if (path / "task.yaml").exists())  # fmt: skip
@@ -64,6 +82,14 @@ def main(argv: list[str]) -> int:
     for name, counts in rows:
         total = sum(counts.get(f"test:{status}", 0) for status in STATUSES)
         print(f"| {name} | {total} | " + " | ".join(_share(counts, f"test:{s}", total) for s in STATUSES) + " |")
+    print()
+    print("| task | turns | tests | the forger passes | no sealed point (its bound) |")
+    print("|---|---|---:|---:|---:|")
+    for path in tasks:
+        task = load_task_dir(path)
+        for last in sorted({min(10, len(task.turns)), len(task.turns)}):
+            passed, bound, total = forged(task, last)
+            print(f"| {task.id} | 1-{last} | {total} | {passed} ({100 * passed / total:.0f}%) | {bound} ({100 * bound / total:.0f}%) |")
     return 0
 
 

@@ -27,9 +27,11 @@ How an outcome reaches the grade
   X == 5`` becomes ``observe(N, X)``; a parametrize table loses its expected column); the
   harness sends each observed value as plain data, tagged with the test under way, and the
   host fails a test the harness saw pass unless every observation meets its point and
-  every point in the test's body was reached once. Code that forges observations earns
-  only what it guesses; code that drops them (to pass a point in a loop) is caught by the
-  check, as each test returns, that every probe observes through what ``bind`` gave it.
+  every point of the test's own body was reached as often as its place says (once straight
+  in the body, once per item of a loop over the test's literal, at least once in a loop
+  over the product's data). Code that forges observations earns only what it guesses;
+  code that drops them (to pass a point under a branch) is caught by the check, as each
+  test returns, that every probe observes through what ``bind`` gave it.
   Everything below still stands, for what the sandbox computes.
 * The harness **parent** never imports a test module or anything of the agent's. It forks
   one **child** per shard, each with a result pipe, a log pipe (its stdout and stderr) and
@@ -84,8 +86,10 @@ Not defended
   canary ends with the negation of a real assertion) and forges only the others, through a
   path none of the checks above sees.
 * Guessing. A forger that answers every point with a first guess (``True``, a status
-  code, a small count, a value the test sent) passes every test whose points are all such,
-  or open (computed in the sandbox); ``scripts/seal_report.py`` counts them per task. The
+  code, a small count, a value the test sent, an exception of every kind in a ``raises``
+  block) passes every test whose points are all such, or open (computed in the sandbox);
+  ``guess.py`` is one such forger, and ``scripts/seal_report.py`` counts per task what it
+  passes and what a forger that always guessed right would. The
   graded code can also walk the stack (``logging.currentframe()``, then ``f_back`` and
   ``f_locals``, none audited) and change fixture values or a test module's globals in
   place, which can pass open points.
