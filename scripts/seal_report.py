@@ -20,6 +20,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from stamina_gym.config import RewardConfig
 from stamina_gym.grading import guess, seal
 from stamina_gym.hidden_runner import _staged_tests, seal_modules
 from stamina_gym.task import Task, load_task_dir
@@ -51,19 +52,28 @@ def report(task_dir: Path) -> dict[str, int]:
     return counts
 
 
-def forged(task: Task, last: int) -> tuple[int, int, int]:
-    """Of the tests of turns 1..``last``: how many the forger passes, how many hold no
-    sealed point (what a forger that always guessed right would pass), how many there are."""
-    passed = bound = total = 0
+def forged(task: Task, last: int) -> dict[str, float]:
+    """Over the tests of turns 1..``last``: how many the forger passes (``passed``), how
+    many hold no sealed point (``bound``: what a forger that always guessed right would
+    pass), how many there are; and the test reward (the ``tests`` and ``bonus`` terms) of
+    each, as a share of the oracle's."""
+    weights = RewardConfig()
+    counts = dict.fromkeys(("passed", "bound", "total", "reward", "bound_reward", "oracle_reward"), 0.0)
     for turn in task.turns[:last]:
         probes, sealed = seal_modules(_staged_tests(task, [turn], turn.example_params))
         judged = seal.judge_run(*guess.forge_run(probes, turn.test_ids), sealed)
-        passed += sum(status == "passed" for status, _ in judged.values())
+        passed = sum(status == "passed" for status, _ in judged.values())
+        bound = 0
         for test_id in turn.test_ids:
             path, function, _ = seal.test_function(test_id)
             bound += path not in sealed or seal.test_status(sealed[path], function) != "sealed"
-        total += len(turn.test_ids)
-    return passed, bound, total
+        total = len(turn.test_ids)
+        for key, n in (("reward", passed), ("bound_reward", bound), ("oracle_reward", total)):
+            counts[key] += weights.test_pass * n / total + (weights.turn_bonus if n == total else 0.0)
+        counts["passed"] += passed
+        counts["bound"] += bound
+        counts["total"] += total
+    return counts
 
 
 def main(argv: list[str]) -> int:
@@ -83,13 +93,15 @@ def main(argv: list[str]) -> int:
         total = sum(counts.get(f"test:{status}", 0) for status in STATUSES)
         print(f"| {name} | {total} | " + " | ".join(_share(counts, f"test:{s}", total) for s in STATUSES) + " |")
     print()
-    print("| task | turns | tests | the forger passes | no sealed point (its bound) |")
-    print("|---|---|---:|---:|---:|")
+    print("| task | turns | tests | the forger passes | its test reward | no sealed point (its bound) | the bound's test reward |")
+    print("|---|---|---:|---:|---:|---:|---:|")
     for path in tasks:
         task = load_task_dir(path)
         for last in sorted({min(10, len(task.turns)), len(task.turns)}):
-            passed, bound, total = forged(task, last)
-            print(f"| {task.id} | 1-{last} | {total} | {passed} ({100 * passed / total:.0f}%) | {bound} ({100 * bound / total:.0f}%) |")
+            c = forged(task, last)
+            print(f"| {task.id} | 1-{last} | {c['total']:.0f} | {c['passed']:.0f} ({100 * c['passed'] / c['total']:.0f}%) | "
+                  f"{100 * c['reward'] / c['oracle_reward']:.0f}% | {c['bound']:.0f} ({100 * c['bound'] / c['total']:.0f}%) | "
+                  f"{100 * c['bound_reward'] / c['oracle_reward']:.0f}% |")  # fmt: skip
     return 0
 
 
