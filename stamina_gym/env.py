@@ -307,6 +307,7 @@ class StaminaEnv(gym.Env[dict, str]):
         self._reviewer: Reviewer | None = None
         self._stager = ThreadPoolExecutor(1, thread_name_prefix="grading-stage")
         self._staging: tuple[int, tuple[str, ...], Future] | None = None
+        self._seed_view: str | None = None
         """(turn index, its regression draw, its grading folder being made)."""
         self._cache = GradingCache(self.config.grading_cache) if self.config.grading_cache else None
         self._turn: int | None = None
@@ -322,10 +323,10 @@ class StaminaEnv(gym.Env[dict, str]):
         _window(options, len(self.turns), self.config.max_turns, np.random.default_rng(0))  # bad options fail before anything changes
         super().reset(seed=seed)
         workspace = self._ensure_workspace()
-        workspace.reset()
+        seed_commit = workspace.reset()
         self._sandbox.prepare(workspace.path)
         self._variants = [int(self.np_random.integers(len(t.spec.prompts))) for t in self.turns]
-        self._turn, self._turn_steps, self._turn_start = 0, 0, workspace.head()
+        self._turn, self._turn_steps, self._turn_start = 0, 0, seed_commit
         self._passing: frozenset[str] = frozenset()
         self._started = time.monotonic()
         self._picked = [pick_values(t, lambda n: int(self.np_random.integers(n))) for t in self.turns]
@@ -344,7 +345,7 @@ class StaminaEnv(gym.Env[dict, str]):
                       f"of requests 1-{start - 1}.")  # fmt: skip
         else:
             self._begin_turn()
-        observation = self._observe(intro)
+        observation = self._observe(intro, seed=start == 1)
         return observation, {"turn": start, "start_turn": start, "num_turns": count, "variants": list(self._variants),
                              "params": dict(self._params)}  # fmt: skip
 
@@ -500,11 +501,12 @@ class StaminaEnv(gym.Env[dict, str]):
         return regression, job
 
     def _discard_staged(self) -> None:
-        """Drop the grading folder being made, once it is made (without waiting for it)."""
+        """Drop the grading folder being made, once it is made, on the staging thread (a
+        reset neither waits for it nor spends its own time removing it)."""
         if self._staging is not None:
             job = self._staging[2]
             self._staging = None
-            job.add_done_callback(_discard_folder)
+            self._stager.submit(_discard_folder, job)
 
     def _regression_to_run(self, index: int, in_force: tuple[str, ...]) -> tuple[str, ...]:
         """The regression tests this submit reruns: all of them, or whole test files drawn
@@ -614,16 +616,20 @@ class StaminaEnv(gym.Env[dict, str]):
 
     # -- observations -------------------------------------------------------------------
 
-    def _observe(self, output: str, final: bool = False) -> dict:
+    def _observe(self, output: str, final: bool = False, seed: bool = False) -> dict:
+        """The observation; ``seed``: the work tree is the seed as a reset lays it, whose
+        ``repo`` view is the same at every reset and is made once per env."""
         limit = self.config.observation.max_chars
         index = self._end - 1 if final else self._turn
         turn = self.turns[index]
         prompt = "" if final else self._prompts[index]
         self._last_output = output
+        if seed and self._seed_view is None:
+            self._seed_view = self._repo_view()
         return {
             "prompt": to_text(prompt, limit),
             "output": to_text(output, limit),
-            "repo": to_text(self._repo_view(), limit),
+            "repo": to_text(self._seed_view if seed else self._repo_view(), limit),
             "phase": to_text(self.task.phase(turn.index), 64),
             "turn": index + 1,
         }

@@ -191,7 +191,7 @@ class Workspace:
         else:
             self.checkout("seed")
         self._resets += 1
-        return self.head()
+        return self._seed_commit
 
     def _init(self) -> None:
         # The work tree's folder itself stays (emptied, not replaced): a sandbox that holds
@@ -209,6 +209,7 @@ class Workspace:
         seed = self.git("commit-tree", "-m", "seed", self.git("write-tree").stdout.strip()).stdout.strip()
         self.git("update-ref", "HEAD", seed)
         self.git("tag", "seed")
+        self._seed_commit = seed
 
     def head(self) -> str:
         return self.git("rev-parse", "HEAD").stdout.strip()
@@ -252,8 +253,12 @@ class Workspace:
         folder, which stays the same folder (a container may have it bind-mounted)."""
         safetree.rmtree(self.path, keep_root=True)
         self._staged = None
-        self.git("read-tree", "--empty")
-        self.git("reset", "-q", "--hard", rev)
+        fresh = self.git_dir / "index.checkout"  # one git process: reset from an empty index, then put it in place
+        fresh.unlink(missing_ok=True)
+        self.git("reset", "-q", "--hard", rev, index=fresh)
+        if not fresh.exists():  # an empty tree: git writes no index
+            self.git("read-tree", "--empty", index=fresh)
+        os.replace(fresh, self.git_dir / "index")
 
     def diff(self, base: str = "HEAD", *, stage: bool = True, limit: int | None = None) -> str:
         """Unified diff of the work tree (untracked files included) against ``base``;

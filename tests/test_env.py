@@ -148,6 +148,20 @@ def test_repo_observation_modes():
     env.close()
 
 
+@pytest.mark.parametrize("mode", ["tree", "full", "diff"])
+def test_a_reset_shows_the_seed_again_whatever_the_last_episode_left(mode):
+    """The seed's ``repo`` view is made once per env: a reset after an episode that wrote,
+    changed and removed files shows the seed as the first reset did."""
+    env = mini_env(observation={"repo": mode})
+    first, _ = env.reset(seed=0)
+    env.step({"tool": "write_file", "path": "new.txt", "content": "hello\n"})
+    env.step({"tool": "write_file", "path": "calc/__init__.py", "content": "changed = 1\n"})
+    env.step({"tool": "run", "command": "rm -rf tests"})
+    again, _ = env.reset(seed=0)
+    env.close()
+    assert again["repo"] == first["repo"] and "new.txt" not in again["repo"] and "changed" not in again["repo"]
+
+
 def test_feedback_summary_and_none():
     env = mini_env()
     env.reset(seed=0)
