@@ -328,3 +328,71 @@ def test_exit(shop):
         assert seal.judge(module.points, "test_exit", sent)[0]
     finally:
         sys.modules.pop("_stamina_probe", None)
+
+
+UNITTEST_MODULE = '''import unittest
+
+from shop import service
+
+
+class ShopTest(unittest.TestCase):
+    def test_add(self):
+        item = service.add("Buy milk", qty=3)
+        self.assertEqual(item["qty"] * 7, 21, "seven times the quantity")
+        self.assertEqual("secret-tag-8471", item["tags"][0])
+        self.assertTrue(item["id"])
+        self.assertFalse(item["done"])
+        self.assertIsNotNone(item["title"])
+        self.assertIn("secret-tag-8471", item["tags"])
+        self.assertGreater(service.total(), 40)
+        self.assertIsInstance(item["qty"], int)
+
+    def test_raises(self):
+        with self.assertRaisesRegex(KeyError, "no item 7734"):
+            service.get(7734)
+        self.assertRaises(service.Missing, service.get, 5)
+        with self.assertRaises(service.Missing) as context:
+            service.get(6)
+        self.assertEqual(context.exception.args, (6,))
+'''
+
+
+def _unittest_verdicts(shop) -> dict[str, tuple[bool, bool]]:
+    """Each test of ``UNITTEST_MODULE``: (passes as written, passes sealed)."""
+    module = seal.compile_module(UNITTEST_MODULE, "test_shop_unittest.py")
+    verdicts = {}
+    for test in ("test_add", "test_raises"):
+        results = []
+        for text in (UNITTEST_MODULE, module.probe):
+            sent: list = []
+            sys.modules["_stamina_probe"] = harness._probe_module(lambda key, point, value: sent.append((point, json.loads(value))))
+            sys.modules["shop"] = types.SimpleNamespace(service=shop)  # type: ignore[assignment]
+            try:
+                namespace: dict = {"__name__": "probe"}
+                exec(compile(text, "probe", "exec"), namespace)  # noqa: S102 - the test under test
+                try:
+                    getattr(namespace["ShopTest"](test), test)()
+                    ended = True
+                except Exception:  # noqa: BLE001 - an assertion or the product's error: the test fails
+                    ended = False
+            finally:
+                sys.modules.pop("_stamina_probe", None)
+                sys.modules.pop("shop", None)
+            results.append(ended and (text == UNITTEST_MODULE or seal.judge(module.points, f"ShopTest.{test}", sent)[0]))
+        verdicts[test] = tuple(results)
+    return verdicts
+
+
+def test_unittest_assertions_become_points_with_the_same_verdicts():
+    """``self.assertEqual`` and its kin, ``assertRaises`` as a context or a call and
+    ``assertRaisesRegex`` compile to points; no expected value stays in the probe, and
+    honest and wrong code get the same verdict sealed as written."""
+    module = seal.compile_module(UNITTEST_MODULE, "test_shop_unittest.py")
+    assert "21" not in module.probe and "no item 7734" not in module.probe and "assert" not in module.probe.replace("_stamina", "")
+    kinds = sorted(point.kind for point in module.points.values())
+    assert kinds.count("raises") == 3 and kinds.count("compare") == 6 and kinds.count("truth") == 3
+    assert _unittest_verdicts(honest_shop()) == {"test_add": (True, True), "test_raises": (True, True)}
+    wrong = honest_shop()
+    wrong.total = lambda: 39.0
+    wrong.get = lambda number: None
+    assert _unittest_verdicts(wrong) == {"test_add": (False, False), "test_raises": (False, False)}

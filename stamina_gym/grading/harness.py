@@ -657,6 +657,10 @@ class _ProbeRaises:
     def typename(self):
         return self.type.__name__
 
+    @property
+    def exception(self):  # what unittest's assertRaises context gives
+        return self.value
+
     def errisinstance(self, kind):
         return isinstance(self.value, kind)
 

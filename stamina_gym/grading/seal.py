@@ -27,6 +27,11 @@ What the compiler does to a module (``compile_module``):
   column (``Point.cases``); the host reads the case from the test id.
 * Any other assertion is **open**: the probe observes its truth, computed in the sandbox
   (its literals stay in the probe).
+* unittest's ``self.assertEqual(X, C)`` and its kin (``assertTrue``, ``assertIs``,
+  ``assertIsNone``, ``assertIn``, ``assertGreater``, ...) become the points their
+  ``assert`` form would; ``self.assertRaises(E)`` and ``assertRaisesRegex(E, M)``, as a
+  context or called with the function and its arguments, become ``raises`` points. The
+  message argument goes. Other ``assert*`` methods stay as written (the sandbox decides).
 * Assertions outside any function (run at import, under no test) stay as written.
 * Docstrings and comments go; an assertion's message goes.
 
@@ -257,6 +262,29 @@ class _Compiler(ast.NodeTransformer):
         call = ast.Call(ast.Name(OBSERVE, ast.Load()), [ast.Constant(point), value], [])
         return ast.copy_location(ast.Expr(call), node)
 
+    def visit_Expr(self, node: ast.Expr) -> ast.AST | list[ast.stmt]:
+        """``self.assertX(...)`` as a statement: the points of the ``assert`` it stands for."""
+        call = node.value
+        if not (self.functions and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"):  # fmt: skip
+            return self.generic_visit(node)
+        method = call.func.attr
+        if method in ("assertRaises", "assertRaisesRegex") and len(call.args) >= 2 and not call.keywords:
+            kinds, pattern = call.args[0], call.args[1] if method == "assertRaisesRegex" else None
+            rest = call.args[2:] if pattern is not None else call.args[1:]
+            raised = _raises_of(ast.Call(ast.Attribute(ast.Name("pytest", ast.Load()), "raises", ast.Load()), [kinds],
+                                         [ast.keyword("match", pattern)] if pattern is not None else []))  # fmt: skip
+            if raised is None or not rest:
+                return node
+            block = ast.With([ast.withitem(ast.Call(ast.Name("pytest", ast.Load()), [], []), None)],
+                             [ast.Expr(ast.Call(rest[0], rest[1:], []))])  # fmt: skip
+            ast.copy_location(block, node)
+            return self._raises_block(block, [raised])
+        test = _unittest_assert(call)
+        if test is None:
+            return node
+        return [self._observe(point, value, node) for point, value in self._checks(test, node)]
+
     def visit_Assert(self, node: ast.Assert) -> ast.stmt | list[ast.stmt]:
         if not self.functions:  # at import: no test is under way to fail, so it stays as written
             return node
@@ -300,25 +328,28 @@ class _Compiler(ast.NodeTransformer):
     def visit_With(self, node: ast.With) -> ast.AST:
         if not self.functions:
             return self._block(node)
-        raising = False
+        raised = [_raises_of(item.context_expr) for item in node.items]
+        if not any(raised):
+            self.generic_visit(node)
+            return node
+        return self._raises_block(node, raised)
+
+    def _raises_block(self, node: ast.With | ast.AsyncWith, raised: list) -> ast.AST:
+        """A ``with`` whose items include ``raises`` contexts (``raised``: each item's
+        names and pattern, or None): each becomes a ``raises`` point."""
         items = []
-        for item in node.items:
-            raised = _raises_of(item.context_expr)
-            if raised is None:
+        for item, found in zip(node.items, raised):
+            if found is None:
                 items.append(item)
                 continue
-            names, pattern = raised
-            raising = True
+            names, pattern = found
             base = bool(_BASE_EXCEPTIONS & set(names))  # the probe must catch it too: said, and so guessable
             point = self._point(node, "raises", "guessable" if base else "sealed", expected=names, pattern=pattern)
             arguments = [ast.Constant(point)] + ([ast.Constant(True)] if base else [])
             call = ast.Call(ast.Name(RAISES, ast.Load()), arguments, [])
             items.append(ast.withitem(ast.copy_location(call, item.context_expr), item.optional_vars))
         node.items = items
-        if raising:  # the block ends at the statement that raises
-            return self._block(node)
-        self.generic_visit(node)
-        return node
+        return self._block(node)  # the block ends at the statement that raises
 
     visit_AsyncWith = visit_With  # type: ignore[assignment]
 
@@ -364,9 +395,52 @@ def _leaves_early(body: list[ast.stmt]) -> bool:
     return False
 
 
+#: unittest's assertion methods as the ``assert`` each stands for: a comparison operator
+#: between its two arguments, or a truth (``not``: its negation), or a comparison with None.
+_UNITTEST_COMPARE = {"assertEqual": ast.Eq, "assertEquals": ast.Eq, "assertNotEqual": ast.NotEq, "assertIs": ast.Is,
+                     "assertIsNot": ast.IsNot, "assertIn": ast.In, "assertNotIn": ast.NotIn, "assertGreater": ast.Gt,
+                     "assertGreaterEqual": ast.GtE, "assertLess": ast.Lt, "assertLessEqual": ast.LtE,
+                     "assertListEqual": ast.Eq, "assertTupleEqual": ast.Eq, "assertDictEqual": ast.Eq,
+                     "assertSetEqual": ast.Eq, "assertMultiLineEqual": ast.Eq, "assertSequenceEqual": ast.Eq}  # fmt: skip
+_UNITTEST_TRUTH = {"assertTrue": False, "assert_": False, "assertFalse": True}
+_UNITTEST_NONE = {"assertIsNone": ast.Is, "assertIsNotNone": ast.IsNot}
+
+
+def _unittest_assert(call: ast.Call) -> ast.expr | None:
+    """The test of the ``assert`` that ``self.<method>(...)`` stands for (its message left
+    out), or None for a method taken apart by no rule here."""
+    method = call.func.attr  # type: ignore[attr-defined]
+    args = list(call.args)
+    if any(k.arg != "msg" for k in call.keywords) or any(isinstance(a, ast.Starred) for a in args):
+        return None
+    if method in _UNITTEST_COMPARE and len(args) in (2, 3):
+        if method in ("assertListEqual", "assertTupleEqual", "assertDictEqual", "assertSetEqual", "assertSequenceEqual"):
+            return None if len(args) == 3 and method == "assertSequenceEqual" else ast.Compare(args[0], [_UNITTEST_COMPARE[method]()], [args[1]])
+        return ast.Compare(args[0], [_UNITTEST_COMPARE[method]()], [args[1]])
+    if method in _UNITTEST_TRUTH and len(args) in (1, 2):
+        return ast.UnaryOp(ast.Not(), args[0]) if _UNITTEST_TRUTH[method] else args[0]
+    if method in _UNITTEST_NONE and len(args) in (1, 2):
+        return ast.Compare(args[0], [_UNITTEST_NONE[method]()], [ast.Constant(None)])
+    if method == "assertIsInstance" and len(args) in (2, 3):
+        return ast.Call(ast.Name("isinstance", ast.Load()), args[:2], [])
+    if method == "assertNotIsInstance" and len(args) in (2, 3):
+        return ast.UnaryOp(ast.Not(), ast.Call(ast.Name("isinstance", ast.Load()), args[:2], []))
+    return None
+
+
 def _raises_of(expr: ast.expr) -> tuple[tuple[str, ...], str | None] | None:
-    """``pytest.raises(E)`` or ``pytest.raises((E1, E2), match="...")`` as a context:
-    the exception names and the pattern; None for anything else (other forms stay)."""
+    """``pytest.raises(E)``, ``pytest.raises((E1, E2), match="...")``,
+    ``self.assertRaises(E)`` or ``self.assertRaisesRegex(E, "...")`` as a context: the
+    exception names and the pattern; None for anything else (other forms stay)."""
+    if (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and isinstance(expr.func.value, ast.Name)
+            and expr.func.value.id == "self" and not expr.keywords):  # fmt: skip
+        if expr.func.attr == "assertRaises" and len(expr.args) == 1:
+            expr = ast.Call(ast.Attribute(ast.Name("pytest", ast.Load()), "raises", ast.Load()), expr.args, [])
+        elif expr.func.attr == "assertRaisesRegex" and len(expr.args) == 2:
+            expr = ast.Call(ast.Attribute(ast.Name("pytest", ast.Load()), "raises", ast.Load()), expr.args[:1],
+                            [ast.keyword("match", expr.args[1])])  # fmt: skip
+        else:
+            return None
     if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "raises"
             and isinstance(expr.func.value, ast.Name) and expr.func.value.id == "pytest" and len(expr.args) == 1):  # fmt: skip
         return None
