@@ -12,8 +12,9 @@ SHIPPED = ("envs", "tasks")
 
 
 class BuildWithData(build_py):
-    """setuptools' build_py, then the shipped folders copied under the package (caches
-    left out). An editable install reads them from the checkout instead."""
+    """setuptools' build_py, then the shipped folders copied under the package (caches and
+    the tasks' fairness audits left out). An editable install reads them from the checkout
+    instead."""
 
     def run(self):
         super().run()
@@ -22,7 +23,7 @@ class BuildWithData(build_py):
         for name in SHIPPED:
             target = os.path.join(self.build_lib, "stamina_gym", "_data", name)
             shutil.rmtree(target, ignore_errors=True)
-            shutil.copytree(name, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache"))
+            shutil.copytree(name, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", "audit"))
 
 
 setup(cmdclass={"build_py": BuildWithData})

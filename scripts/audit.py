@@ -8,7 +8,7 @@ way SWE-bench Verified's annotators do (``RUBRIC``) and writes a record; ``colle
 the records into ``tasks/<task>/audit/audit.yaml`` and states the second reader's agreement.
 
     .venv/bin/python scripts/audit.py context todo 28 > /tmp/28.md   # what a reader gets
-    .venv/bin/python scripts/audit.py check tasks/todo/audit/28-csv-export.reader1.yaml
+    .venv/bin/python scripts/audit.py check todo tasks/todo/audit/28-csv-export.reader1.yaml
     .venv/bin/python scripts/audit.py collect todo                   # audit.yaml + agreement
 """
 
@@ -193,8 +193,9 @@ def main(argv: list[str]) -> int:
     ctx = sub.add_parser("context", help="what a reader of one turn gets")
     ctx.add_argument("task")
     ctx.add_argument("turn", type=int)
-    chk = sub.add_parser("check", help="check one reader's record")
-    chk.add_argument("record", type=Path)
+    chk = sub.add_parser("check", help="check readers' records")
+    chk.add_argument("task")
+    chk.add_argument("records", type=Path, nargs="+")
     col = sub.add_parser("collect", help="merge the records of a task and state the agreement")
     col.add_argument("task")
     args = parser.parse_args(argv)
@@ -204,9 +205,10 @@ def main(argv: list[str]) -> int:
             parser.error(f"turn must be 1-{len(task.turns)}")
         sys.stdout.write(context(task, args.turn))
     elif args.command == "check":
-        task = load_task_dir(args.record.resolve().parents[1])
-        check(args.record, task)
-        print("ok")
+        task = load_task_dir(ROOT / "tasks" / args.task)
+        for path in args.records:
+            record = check(path, task)
+            print(f"{path.name}: " + "; ".join(f"spec {p['spec']} tests {p['tests']}" for p in record["paraphrases"]))
     else:
         task = load_task_dir(ROOT / "tasks" / args.task)
         summary = collect(task, task.root / "audit")
