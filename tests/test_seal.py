@@ -396,3 +396,32 @@ def test_unittest_assertions_become_points_with_the_same_verdicts():
     wrong.total = lambda: 39.0
     wrong.get = lambda number: None
     assert _unittest_verdicts(wrong) == {"test_add": (False, False), "test_raises": (False, False)}
+
+
+def test_a_local_bound_to_a_literal_and_read_only_as_expected_value_is_sealed():
+    """``expected = [...]`` then ``assertEqual(actual, expected)``: the value becomes the
+    point's and the assignment leaves the probe; a local also handed to the code under
+    test, or read in a nested function, stays as written (its check open)."""
+    source = """
+import unittest
+
+
+class T(unittest.TestCase):
+    def test_folded(self):
+        expected = [3, 1, 4159]
+        actual = list(service.order())
+        self.assertEqual(actual, expected)
+
+
+def test_used_elsewhere():
+    wanted = "zork-4711"
+    service.put(wanted)
+    assert service.get() == wanted
+"""
+    module = seal.compile_module(source, "t.py")
+    assert "4159" not in module.probe and "zork-4711" in module.probe
+    folded, kept = module.points.values()
+    assert (folded.kind, folded.expected, folded.status) == ("compare", [3, 1, 4159], "sealed")
+    assert kept.kind == "open"
+    assert seal.judge(module.points, "T.test_folded", [(folded.id, harness._encode([3, 1, 4159]))])[0]
+    assert not seal.judge(module.points, "T.test_folded", [(folded.id, harness._encode([3, 1, 4160]))])[0]

@@ -52,7 +52,7 @@ import math
 import operator
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Collection, Iterable, Mapping, Sequence
 
 #: The name the probe calls its observer by (the harness puts a module of that name in
 #: ``sys.modules`` before any test is imported).
@@ -186,6 +186,7 @@ class _Compiler(ast.NodeTransformer):
     def __init__(self) -> None:
         self.points: list[Point] = []
         self.columns: list[dict[str, tuple[Any, ...]]] = []  # per enclosing function: its sealed parameters
+        self.folded: list[dict[str, Any]] = []  # per enclosing function: its locals that hold an expected value
         self.scope: list[str] = []
         self.functions = 0  # how many function bodies enclose the statement
         self.reach: tuple[int, int | None] = (1, 1)  # how often the statement runs in one run of its function
@@ -196,9 +197,11 @@ class _Compiler(ast.NodeTransformer):
         self.scope.append(node.name)
         self.functions += 1
         self.columns.append(_seal_columns(node))
+        self.folded.append(_fold_locals(node))
         reach, self.reach = self.reach, (1, 1)
         self.generic_visit(node)
         self.reach = reach
+        self.folded.pop()
         self.columns.pop()
         self.functions -= 1
         self.scope.pop()
@@ -303,12 +306,18 @@ class _Compiler(ast.NodeTransformer):
             op = _NEGATED[op] if negated else op
             left, right = inner.left, inner.comparators[0]
             columns = self.columns[-1] if self.columns else {}
+            folded = self.folded[-1] if self.folded else {}
             for observed, constant, observed_left in ((left, right, True), (right, left, False)):
                 cases = isinstance(constant, ast.Name) and constant.id in columns
-                if isinstance(observed, ast.Name) and observed.id in columns:
-                    continue  # a sealed column is never what the probe observes: it is not there
+                if isinstance(observed, ast.Name) and (observed.id in columns or observed.id in folded):
+                    continue  # a sealed column or folded local is never what the probe observes: it is not there
                 try:
-                    expected = columns[constant.id] if cases else literal(constant)  # type: ignore[attr-defined]
+                    if cases:
+                        expected = columns[constant.id]  # type: ignore[attr-defined]
+                    elif isinstance(constant, ast.Name) and constant.id in folded:
+                        expected = folded[constant.id]
+                    else:
+                        expected = literal(constant)
                 except _Unsealable:
                     continue
                 if not observed_left and op not in ("in", "not in"):
@@ -520,27 +529,90 @@ def _parametrize(decorator: ast.expr) -> tuple[list[str], list[list[ast.expr]]] 
     return (list(names), rows) if len(rows) == len(table.elts) else None
 
 
-def _expected_only(function: ast.FunctionDef | ast.AsyncFunctionDef, names: Sequence[str]) -> set[str]:
-    """The parameters of ``names`` that ``function`` reads only as one side of an assertion
-    ``_checks`` turns into a compare point, whose other side reads none of them."""
-    sides: dict[int, ast.expr] = {}  # id of a parameter's Name node -> the other side of its comparison
+def _fold_locals(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Any]:
+    """Locals that hold an expected value: a name bound once, by ``name = <literal>``
+    straight in ``function``'s body, bound nowhere else, and read only, after that line and
+    in this function's own scope, as the literal side of assertions ``_checks`` turns into
+    compare points. Their assignments leave the body (edited in place): the value is the
+    points' expected value, and the probe no longer holds it."""
+    own = list(_own_nodes(function.body))
+    stores: dict[str, int] = {}
+    for node in own:
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                stores[name] = stores.get(name, 0) + 2
+    params = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
+    bound: dict[str, tuple[ast.stmt, Any]] = {}
+    for statement in function.body:
+        if (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
+                and stores.get(statement.targets[0].id) == 1 and statement.targets[0].id not in params):  # fmt: skip
+            try:
+                bound[statement.targets[0].id] = (statement, literal(statement.value))
+            except _Unsealable:
+                continue
+    if not bound:
+        return {}
+    inner = {id(n) for n in ast.walk(function) if isinstance(n, ast.Name)} - {id(n) for n in own}
+    if any(isinstance(n, ast.Name) and n.id in bound and id(n) in inner for n in ast.walk(function)):
+        bound = {name: item for name, item in bound.items()
+                 if not any(isinstance(n, ast.Name) and n.id == name and id(n) in inner for n in ast.walk(function))}  # fmt: skip
+    folded = _expected_only(function, sorted(bound), [item[0].targets[0] for item in bound.values()])  # type: ignore[misc]
+    folded = {name for name in folded
+              if all(n.lineno > bound[name][0].lineno for n in own if isinstance(n, ast.Name) and n.id == name
+                     and isinstance(n.ctx, ast.Load))}  # fmt: skip
+    function.body = [s for s in function.body if not any(s is bound[name][0] for name in folded)] or [ast.Pass()]
+    return {name: bound[name][1] for name in folded}
+
+
+def _own_nodes(body: list[ast.stmt]) -> Iterable[ast.AST]:
+    """Every node under ``body`` outside nested functions, lambdas, classes and
+    comprehensions (their names are another scope's)."""
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp,
+                                 ast.SetComp, ast.DictComp, ast.GeneratorExp)):  # fmt: skip
+            todo.extend(ast.iter_child_nodes(node))
+
+
+def _assertion_tests(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterable[ast.expr]:
+    """The tests of ``function``'s assertions as ``_checks`` takes them apart: each
+    conjunct of an ``assert``, and what a ``self.assertX(...)`` stands for (built of the
+    call's own argument nodes)."""
     for node in ast.walk(function):
-        if not isinstance(node, ast.Assert):
+        if isinstance(node, ast.Assert):
+            yield from _conjuncts(node.test)
+        elif (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute)
+              and isinstance(node.value.func.value, ast.Name) and node.value.func.value.id == "self"):  # fmt: skip
+            test = _unittest_assert(node.value)
+            if test is not None:
+                yield test
+
+
+def _expected_only(function: ast.FunctionDef | ast.AsyncFunctionDef, names: Sequence[str],
+                   binding: Collection[ast.Name] = ()) -> set[str]:  # fmt: skip
+    """The names of ``names`` that ``function`` reads only as one side of an assertion
+    ``_checks`` turns into a compare point, whose other side reads none of them (the name
+    nodes of ``binding``, where they are bound, aside)."""
+    sides: dict[int, ast.expr] = {}  # id of a name's node -> the other side of its comparison
+    for test in _assertion_tests(function):
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        inner = test.operand if negated else test
+        if not (isinstance(inner, ast.Compare) and len(inner.ops) == 1 and type(inner.ops[0]) in _OPS):
             continue
-        for test in _conjuncts(node.test):
-            negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
-            inner = test.operand if negated else test
-            if not (isinstance(inner, ast.Compare) and len(inner.ops) == 1 and type(inner.ops[0]) in _OPS):
-                continue
-            if negated and _OPS[type(inner.ops[0])] not in _NEGATED:
-                continue
-            left, right = inner.left, inner.comparators[0]
-            for side, other in ((left, right), (right, left)):
-                if isinstance(side, ast.Name):
-                    sides[id(side)] = other
+        if negated and _OPS[type(inner.ops[0])] not in _NEGATED:
+            continue
+        left, right = inner.left, inner.comparators[0]
+        for side, other in ((left, right), (right, left)):
+            if isinstance(side, ast.Name):
+                sides[id(side)] = other
+    skip = {id(node) for node in binding}
     reads: dict[str, list[ast.Name]] = {}
     for node in ast.walk(function):
-        if isinstance(node, ast.Name) and node.id in names:
+        if isinstance(node, ast.Name) and node.id in names and id(node) not in skip:
             reads.setdefault(node.id, []).append(node)
     candidates = {name for name, found in reads.items()
                   if all(isinstance(n.ctx, ast.Load) and id(n) in sides for n in found)}  # fmt: skip
