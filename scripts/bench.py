@@ -122,6 +122,7 @@ def goal_rows(env_id: str, n: int) -> list[tuple[str, float, str, float | None]]
     sampled: list[tuple[float, float, float]] = []
     full: list[tuple[float, float, float]] = []
     sealing: list[tuple[float, float]] = []  # (sealed, as written) grading of the same tests and tree
+    kept: list[tuple[Path, set[str]]] = []  # each sampled submit's tree and tests, graded both ways after the episode
     original_step = env.step
     snapshot = Path(tempfile.mkdtemp()) / "src"
     aside = [0.0]  # seconds spent on baselines inside the episode, not part of it
@@ -145,12 +146,20 @@ def goal_rows(env_id: str, n: int) -> list[tuple[str, float, str, float | None]]
             (sampled if turn in SAMPLED_TURNS else full).append((took, bare, own[0] / cores))
             if turn in SAMPLED_TURNS:
                 start = time.perf_counter()
-                sealing.append(grading_pair(inner, snapshot, ids, len(sealing) % 2 == 0))
+                kept.append((snapshot.parent / f"turn-{turn}", ids))
+                shutil.copytree(snapshot, kept[-1][0])
                 aside[0] += time.perf_counter() - start
         return out
 
     env.step = step
     episode_s = timed(lambda: run_episode(env, make_agent("oracle"), seed=0)) - aside[0]
+    env.close()
+    # Graded both ways in another env's sandbox, after the episode: grading a snapshot in the
+    # episode's own sandbox points its warm runner elsewhere and slows the next submit.
+    env = gym.make(env_id)
+    env.reset(seed=0)
+    for tree, ids in kept:
+        sealing.append(grading_pair(env.unwrapped, tree, ids, len(sealing) % 2 == 0))
     env.close()
     shutil.rmtree(snapshot.parent, ignore_errors=True)
 
