@@ -89,6 +89,13 @@ def _render_plain(text: str, values: dict[str, object]) -> str:
     return render_params(text, values, "prompt")  # type: ignore[arg-type]
 
 
+def _intro() -> str:
+    """The env's first observation's instructions, with the tools it describes."""
+    from stamina_gym.env import _intro as intro
+
+    return intro()
+
+
 def _spec(turn: Turn) -> str:
     if not turn.spec.spec:
         return ""
@@ -114,17 +121,19 @@ def context(task: Task, number: int) -> str:
            "only if every paraphrase of that turn states it (the episode may have shown any one). An answer from "
            "a hidden spec counts only where the request gives the agent reason to ask about it.\n", RUBRIC,
            "Write the record below to the file you were given (YAML), then answer with one line per paraphrase.\n",
-           _code(RECORD, "yaml"), "## The seed repository\n"]  # fmt: skip
+           _code(RECORD, "yaml"), "## What the agent is told before the first request\n",
+           _code(_intro(), "text"), "Each request comes with the project's phase (shown below with each turn).\n",
+           "## The seed repository\n"]  # fmt: skip
     for path in _files(task.seed_dir):
         out.append(f"### {path.relative_to(task.seed_dir).as_posix()}\n" + _code(path.read_text(encoding="utf-8")))
     out.append("## Earlier turns (every paraphrase of each)\n")
     for earlier in task.turns[: number - 1]:
-        out.append(f"### Turn {earlier.index}: {earlier.spec.title}\n")
+        out.append(f"### Turn {earlier.index}: {earlier.spec.title} (phase: {task.phase(earlier.index)})\n")
         for i, text in enumerate(earlier.spec.prompts, 1):
             out.append(f"Paraphrase {i}:\n\n" + _code(_prompt(task, earlier, text), "text"))
         if earlier.spec.spec:
             out.append(_spec(earlier))
-    out.append(f"## This turn: turn {turn.index}, {turn.spec.title}\n")
+    out.append(f"## This turn: turn {turn.index}, {turn.spec.title} (phase: {task.phase(turn.index)})\n")
     for i, text in enumerate(turn.spec.prompts, 1):
         out.append(f"Paraphrase {i}:\n\n" + _code(_prompt(task, turn, text), "text"))
     if turn.spec.spec:
