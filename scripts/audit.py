@@ -182,17 +182,19 @@ def collect(task: Task, folder: Path) -> dict:
     for path in sorted(folder.glob("*.reader*.yaml")):
         record = check(path, task)
         turns.setdefault(record["turn"], {})[f"reader{record['reader']}"] = record
-    agree = both = 0
+    agree = same = both = 0
     for readers in turns.values():
         if "reader1" in readers and "reader2" in readers:
             for a, b in zip(readers["reader1"]["paraphrases"], readers["reader2"]["paraphrases"]):
                 both += 1
                 agree += (max(a["spec"], a["tests"]) >= 2) == (max(b["spec"], b["tests"]) >= 2)
+                same += (a["spec"], a["tests"]) == (b["spec"], b["tests"])
     worst = {tid: max(max(p["spec"], p["tests"]) for p in r.get("reader1", r.get("reader2"))["paraphrases"])
              for tid, r in turns.items()}  # fmt: skip
     return {"task": task.id, "turns_read": len(turns), "of": len(task.turns),
             "at_2_or_more": sorted(tid for tid, score in worst.items() if score >= 2),
-            "second_reader": {"paraphrases": both, "agree_on_2_or_more": agree},
+            "second_reader": {"turns": sum("reader2" in r for r in turns.values()), "paraphrases": both,
+                              "agree_on_2_or_more": agree, "same_scores": same},
             "worst": dict(sorted(worst.items()))}  # fmt: skip
 
 
