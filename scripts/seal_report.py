@@ -3,6 +3,7 @@ compiled (``stamina_gym.grading.seal``), its points counted by status and kind, 
 tests by the best point they hold.
 
     .venv/bin/python scripts/seal_report.py [TASK ...]   # default: the shipped tasks
+    .venv/bin/python scripts/seal_report.py --tests DIR ...   # test modules under DIR (an unpacked sdist)
 
 A point is sealed when its expected value is in no line of the probe and is not a first
 guess; guessable when it is True/False/None, "", a small integer, a common HTTP status or a
@@ -17,6 +18,7 @@ host's judge, over the first ten turns and over all of them.
 
 from __future__ import annotations
 
+import ast
 import sys
 from pathlib import Path
 
@@ -76,7 +78,49 @@ def forged(task: Task, last: int) -> dict[str, float]:
     return counts
 
 
+def test_functions(tree: ast.Module) -> list[str]:
+    """The test functions of a module as ``seal`` names them (``test_x``, ``Class.test_y``)."""
+    found = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")]
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            found += [f"{node.name}.{n.name}" for n in node.body
+                      if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")]  # fmt: skip
+    return found
+
+
+def folder_report(root: Path) -> None:
+    """How the test modules under ``root`` compile: points by status, and tests by
+    ``seal.test_status``; a test is compiled when that is sealed or guessable (a sealed
+    point in its own body, or first guesses only), and has no point when every check it
+    makes stays as written (in a helper, or a form the compiler does not take apart)."""
+    points: dict[str, int] = {}
+    tests: dict[str, int] = {}
+    for path in sorted(root.rglob("test*.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        try:
+            module = seal.compile_module(text, str(path))
+        except SyntaxError:
+            tests["does not parse"] = tests.get("does not parse", 0) + 1
+            continue
+        for point in module.points.values():
+            points[point.status] = points.get(point.status, 0) + 1
+        for function in test_functions(ast.parse(text)):
+            own = [p for p in module.points.values() if p.function == function]
+            status = seal.test_status(module.points, function) if own else "no point"
+            tests[status] = tests.get(status, 0) + 1
+    total = sum(tests.values())
+    compiled = tests.get("sealed", 0) + tests.get("guessable", 0)
+    print(f"| {root.name} | {sum(points.values())} | {points.get('open', 0)} | {total} | {compiled} ({100 * compiled / max(total, 1):.0f}%) "
+          f"| {tests.get('open', 0)} | {tests.get('no point', 0)} |")  # fmt: skip
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--tests"]:
+        print("| tests of | points | open points | tests | compiled | open | no point |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for folder in argv[1:]:
+            folder_report(Path(folder))
+        return 0
     tasks = [Path(name) if "/" in name else ROOT / "tasks" / name for name in argv] or sorted(
         path for path in (ROOT / "tasks").iterdir() if (path / "task.yaml").exists())  # fmt: skip
     rows = [(task.name, report(task)) for task in tasks]
