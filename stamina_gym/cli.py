@@ -143,6 +143,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
           f"{sum(len(t.test_ids) for t in task.turns)} hidden tests", flush=True)
     for key, value in task_counts(task).items():
         print(f"  {key}: {value}")
+    if args.exact_text:
+        from stamina_gym import exact_text
+
+        params = task.choose_params(lambda n: 0)
+        missing = [(turn, piece) for turn in task.turns for piece in exact_text.check_turn(task, turn, params)]
+        for turn, piece in missing:
+            print(f"PROBLEM turn {turn.index}: {piece}: in no turn's every paraphrase up to this one, the seed or the support code")
+        print("every piece of exact output text the tests demand was told" if not missing
+              else f"INVALID: {len(missing)} piece(s) of exact output text never told")  # fmt: skip
+        return 0 if not missing else 1
     if args.interfaces:
         found = check_interfaces(task, progress=lambda line: print(line, flush=True), contract=args.contract)
         for problem in found:
@@ -499,6 +509,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "where envs read it back (quality.reference_cache_dir), so no process measures it again")
     val.add_argument("--interfaces", action="store_true",
                      help="only check that the tests use named interfaces (replays the patches, runs no test)")
+    val.add_argument("--exact-text", action="store_true",
+                     help="only check that exact output text the tests compare with was told (stamina_gym.exact_text; runs no test)")
     val.add_argument("--contract", action="store_true",
                      help="with --interfaces: list each name every turn's tests use and the turn that told it")
     val.set_defaults(func=cmd_validate)

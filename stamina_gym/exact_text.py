@@ -1,0 +1,134 @@
+"""Is every piece of exact output text a hidden test demands one the agent was told?
+
+A test that compares what the program printed with a fixed string (``assert out ==
+"Exported 2 todo(s) to ..."``, ``assert "Added #1" in result.stdout``) grades the wording,
+so the wording must have been given: in every paraphrase of this turn or of an earlier one
+(the episode shows one of them), in the seed repository or in the test support code.
+
+The string is read from the test's syntax tree (nothing is imported). Its parts that the
+test itself supplies are placeholders and need not be told: the values of an f-string,
+the module's other string literals (its inputs, such as a title, wherever the test
+module sets them, also where the program cleaned them: a piece found in them, whitespace
+and case aside, is the test's own) and numbers. What is left, split at the placeholders, is the told text to look for: each
+piece of at least three letters or digits must appear, whitespace and case aside, in
+what the agent was told. Program output is what a test reads from ``stdout``/``stderr``, pytest's
+``capsys``/``capfd`` (``out``, ``err``, ``readouterr()``) or a name ``output``/``lines``.
+
+``stamina-gym validate TASK --exact-text`` runs this check alone (seconds, no test runs).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+from stamina_gym.interfaces import _read_seed, _render
+from stamina_gym.task import Task, Turn
+
+_OUTPUT = re.compile(r"\b(?:stdout|stderr|out|err|output|lines|readouterr)\b")
+_NUMBER = re.compile(r"\d+")
+_PIECE = re.compile(r"[A-Za-z0-9]")
+#: Stands for a part of the expected text that the test supplies.
+_HOLE = "\0"
+
+
+@dataclass(frozen=True)
+class Demanded:
+    """One fixed piece of output text a test compares with."""
+
+    file: str
+    line: int
+    text: str
+    """The piece, whitespace collapsed."""
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: exact output text {self.text!r}"
+
+
+def demanded(source: str, file: str) -> list[Demanded]:
+    """The pieces of exact output text the test functions of ``source`` compare with."""
+    tree = ast.parse(source)
+    compared = [(node.lineno, expected) for node in ast.walk(tree) if isinstance(node, ast.Assert)
+                for expected in _expected_output(node.test)]  # fmt: skip
+    wording = {id(n) for _, expected in compared for n in ast.walk(expected)}
+    inputs = [n for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in wording]
+    data = " ".join(" ".join(c.value.split()).casefold() for c in inputs)
+    found: list[Demanded] = []
+    for line, expected in compared:
+        for text in _strings(expected, inputs):
+            found += [Demanded(file, line, piece) for piece in _pieces(text) if _core(piece) not in data]
+    return found
+
+
+def _expected_output(test: ast.expr) -> list[ast.expr]:
+    """The side of ``test`` (an assertion's) that printed output is compared with."""
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+        return []
+    left, right, op = test.left, test.comparators[0], test.ops[0]
+    if isinstance(op, (ast.Eq, ast.NotEq)):
+        pairs = [(left, right), (right, left)]
+    elif isinstance(op, ast.In):
+        pairs = [(left, right)]  # "text" in out
+    else:
+        return []
+    return [expected for expected, observed in pairs if _OUTPUT.search(ast.unparse(observed))]
+
+
+def _core(piece: str) -> str:
+    """A piece without the punctuation at its ends (``": buy oat milk"`` -> ``"buy oat milk"``)."""
+    return re.sub(r"^\W+|\W+$", "", piece)
+
+
+def _strings(node: ast.expr, inputs: list[ast.Constant]) -> Iterable[str]:
+    """The expected strings of ``node`` with the test's own parts as holes: a string
+    literal, an f-string, or a list or tuple of them."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        for item in node.elts:
+            yield from _strings(item, inputs)
+    elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+        yield _holes(node.value, [c.value for c in inputs])
+    elif isinstance(node, ast.JoinedStr):
+        parts = [v.value if isinstance(v, ast.Constant) else _HOLE for v in node.values]
+        yield _holes("".join(parts), [c.value for c in inputs])
+
+
+def _holes(text: str, inputs: Iterable[str]) -> str:
+    for value in sorted({v for v in inputs if len(v.strip()) >= 2}, key=len, reverse=True):
+        text = text.replace(value, _HOLE)
+    return _NUMBER.sub(_HOLE, text)
+
+
+def _pieces(text: str) -> list[str]:
+    pieces = (" ".join(part.split()).casefold() for part in text.split(_HOLE))
+    return [piece for piece in pieces if len(_PIECE.findall(piece)) >= 3]
+
+
+def told_text(task: Task, turn: Turn, params: Mapping[str, str | int]) -> list[str]:
+    """What the agent was told by turn ``turn``, each text whitespace collapsed: for each
+    turn up to it, the text every paraphrase has in common is what counts, so each
+    paraphrase is kept and a piece must be in all of one turn's; then the seed and the
+    support code."""
+    texts = []
+    for earlier in task.turns[: turn.index]:
+        texts.append([" ".join(_render(p, params).split()).casefold() for p in earlier.spec.prompts])
+    files = dict(_read_seed(task.seed_dir))
+    if task.support_dir:
+        files.update(_read_seed(task.support_dir))
+    texts.append([" ".join(" ".join(files.values()).split()).casefold()])
+    return [" \u241e ".join(group) for group in texts]  # one entry per turn, paraphrases kept apart
+
+
+def check_turn(task: Task, turn: Turn, params: Mapping[str, str | int]) -> list[Demanded]:
+    """The pieces of exact output text ``turn``'s tests demand that no turn up to it told
+    in every paraphrase, and the seed and support code do not hold."""
+    told = [group.split(" \u241e ") for group in told_text(task, turn, params)]
+    missing = []
+    for path in turn.tests:
+        text = task.render(path.read_text(encoding="utf-8"), params, str(path))
+        rel = f"{turn.id}/{path.relative_to(turn.dir / 'tests').as_posix()}"
+        for piece in demanded(text, rel):
+            if not any(all(piece.text in paraphrase for paraphrase in group) for group in told):
+                missing.append(piece)
+    return missing
