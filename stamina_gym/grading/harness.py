@@ -592,10 +592,22 @@ class _TooBig(Exception):
     pass
 
 
+def _exact_number(value):
+    """A ``Fraction`` or ``Decimal`` (or a subclass, by its base value) as plain data, else
+    None. Only where the graded code has imported the module: nothing is imported here."""
+    fractions, decimal = sys.modules.get("fractions"), sys.modules.get("decimal")
+    if fractions is not None and isinstance(value, fractions.Fraction):
+        fraction = fractions.Fraction
+        return {"q": [str(int(fraction.numerator.fget(value))), str(int(fraction.denominator.fget(value)))]}
+    if decimal is not None and isinstance(value, decimal.Decimal):
+        return {"dec": decimal.Decimal.__str__(value)}
+    return None
+
+
 def _encode(value, _depth=0, _budget=None):
     """``value`` as plain JSON data that ``seal.decode`` reads: builtins by exact type, a
-    subclass of a builtin by its base value, any other object as its class's names up the
-    MRO and its truth. Bounded in depth, items and text (``_TooBig`` past them)."""
+    subclass of a builtin by its base value, a ``Fraction`` or ``Decimal`` by its value,
+    any other object as its class's names up the MRO and its truth. Bounded in depth, items and text (``_TooBig`` past them)."""
     budget = [_ENCODE_ITEMS, _ENCODE_TEXT] if _budget is None else _budget
     budget[0] -= 1
     if _depth > _ENCODE_DEPTH or budget[0] < 0:
@@ -608,6 +620,9 @@ def _encode(value, _depth=0, _budget=None):
         if isinstance(value, base):
             break
     else:
+        exact = _exact_number(value)
+        if exact is not None:
+            return exact
         try:
             truth = bool(value)
         except Exception:  # noqa: BLE001 - the object's own __bool__ failed

@@ -14,7 +14,8 @@ What the compiler does to a module (``compile_module``):
   of them, a negative number), becomes ``_stamina_observe(N, X)``; point ``N`` holds the
   operator and ``C``. ``assert C <op> X`` likewise (the operator turned round), ``assert
   not (X <op> C)`` as the negated operator, ``assert A and B`` as the points of ``A`` and
-  of ``B``.
+  of ``B``. ``assert C in X`` stays open: the container's own ``__contains__`` decides
+  (a cache, a custom set), which the host cannot run.
 * ``assert X`` and ``assert not X`` (``X`` not a comparison) observe ``X`` and judge its
   truth.
 * ``with pytest.raises(E, match=M) as info:`` becomes ``with _stamina_raises(N) as info:``;
@@ -308,6 +309,8 @@ class _Compiler(ast.NodeTransformer):
             columns = self.columns[-1] if self.columns else {}
             folded = self.folded[-1] if self.folded else {}
             for observed, constant, observed_left in ((left, right, True), (right, left, False)):
+                if op in ("in", "not in") and not observed_left:
+                    continue  # the container's own __contains__ decides (a cache, a custom set): open
                 cases = isinstance(constant, ast.Name) and constant.id in columns
                 if isinstance(observed, ast.Name) and (observed.id in columns or observed.id in folded):
                     continue  # a sealed column or folded local is never what the probe observes: it is not there
@@ -606,8 +609,9 @@ def _expected_only(function: ast.FunctionDef | ast.AsyncFunctionDef, names: Sequ
         if negated and _OPS[type(inner.ops[0])] not in _NEGATED:
             continue
         left, right = inner.left, inner.comparators[0]
-        for side, other in ((left, right), (right, left)):
-            if isinstance(side, ast.Name):
+        membership = type(inner.ops[0]) in (ast.In, ast.NotIn)
+        for side, other in ((right, left),) if membership else ((left, right), (right, left)):
+            if isinstance(side, ast.Name):  # of "x in C" only the container C can be the expected side
                 sides[id(side)] = other
     skip = {id(node) for node in binding}
     reads: dict[str, list[ast.Name]] = {}
@@ -744,6 +748,20 @@ def decode(data: Any, _depth: int = 0, _budget: list[int] | None = None) -> Any:
             raise Malformed("a float that is not one") from exc
     if tag == "i" and isinstance(value, str) and re.fullmatch(r"-?\d{1,4300}", value):
         return int(value)
+    if tag == "q" and isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) for v in value):
+        import fractions
+
+        numerator, denominator = value
+        if re.fullmatch(r"-?\d{1,4300}", numerator) and re.fullmatch(r"[1-9]\d{0,4299}", denominator):
+            return fractions.Fraction(int(numerator), int(denominator))
+        raise Malformed("a fraction that is not one")
+    if tag == "dec" and isinstance(value, str) and len(value) <= 4300:
+        import decimal
+
+        try:
+            return decimal.Decimal(value)
+        except decimal.InvalidOperation as exc:
+            raise Malformed("a decimal that is not one") from exc
     if tag in ("l", "t", "s", "fs") and isinstance(value, list):
         items = [inner(item) for item in value]
         try:
