@@ -358,30 +358,34 @@ class ShopTest(unittest.TestCase):
 '''
 
 
+def _method_verdicts(source: str, cls: str, test: str, shop) -> tuple[bool, bool]:
+    """Whether unittest method ``cls.test`` of ``source``, with ``shop`` as the product,
+    passes as written and passes sealed (its probe ends without an exception and the
+    judge accepts what it sent)."""
+    module = seal.compile_module(source, "test_module.py")
+    results = []
+    for text in (source, module.probe):
+        sent: list = []
+        sys.modules["_stamina_probe"] = harness._probe_module(lambda key, point, value: sent.append((point, json.loads(value))))
+        sys.modules["shop"] = types.SimpleNamespace(service=shop)  # type: ignore[assignment]
+        try:
+            namespace: dict = {"__name__": "probe"}
+            exec(compile(text, "probe", "exec"), namespace)  # noqa: S102 - the test under test
+            try:
+                getattr(namespace[cls](test), test)()
+                ended = True
+            except Exception:  # noqa: BLE001 - an assertion or the product's error: the test fails
+                ended = False
+        finally:
+            sys.modules.pop("_stamina_probe", None)
+            sys.modules.pop("shop", None)
+        results.append(ended and (text == source or seal.judge(module.points, f"{cls}.{test}", sent)[0]))
+    return results[0], results[1]
+
+
 def _unittest_verdicts(shop) -> dict[str, tuple[bool, bool]]:
     """Each test of ``UNITTEST_MODULE``: (passes as written, passes sealed)."""
-    module = seal.compile_module(UNITTEST_MODULE, "test_shop_unittest.py")
-    verdicts = {}
-    for test in ("test_add", "test_raises"):
-        results = []
-        for text in (UNITTEST_MODULE, module.probe):
-            sent: list = []
-            sys.modules["_stamina_probe"] = harness._probe_module(lambda key, point, value: sent.append((point, json.loads(value))))
-            sys.modules["shop"] = types.SimpleNamespace(service=shop)  # type: ignore[assignment]
-            try:
-                namespace: dict = {"__name__": "probe"}
-                exec(compile(text, "probe", "exec"), namespace)  # noqa: S102 - the test under test
-                try:
-                    getattr(namespace["ShopTest"](test), test)()
-                    ended = True
-                except Exception:  # noqa: BLE001 - an assertion or the product's error: the test fails
-                    ended = False
-            finally:
-                sys.modules.pop("_stamina_probe", None)
-                sys.modules.pop("shop", None)
-            results.append(ended and (text == UNITTEST_MODULE or seal.judge(module.points, f"ShopTest.{test}", sent)[0]))
-        verdicts[test] = tuple(results)
-    return verdicts
+    return {test: _method_verdicts(UNITTEST_MODULE, "ShopTest", test, shop) for test in ("test_add", "test_raises")}
 
 
 def test_unittest_assertions_become_points_with_the_same_verdicts():
@@ -447,25 +451,7 @@ class CacheTest(unittest.TestCase):
 
 def _container_verdicts(product) -> tuple[bool, bool]:
     """``CONTAINER_MODULE``'s test on ``product``: (passes as written, passes sealed)."""
-    module = seal.compile_module(CONTAINER_MODULE, "test_cache.py")
-    results = []
-    for text in (CONTAINER_MODULE, module.probe):
-        sent: list = []
-        sys.modules["_stamina_probe"] = harness._probe_module(lambda key, point, value: sent.append((point, json.loads(value))))
-        sys.modules["shop"] = types.SimpleNamespace(service=product)  # type: ignore[assignment]
-        try:
-            namespace: dict = {"__name__": "probe"}
-            exec(compile(text, "probe", "exec"), namespace)  # noqa: S102 - the test under test
-            try:
-                namespace["CacheTest"]("test_cache").test_cache()
-                ended = True
-            except Exception:  # noqa: BLE001 - an assertion or the product's error: the test fails
-                ended = False
-        finally:
-            sys.modules.pop("_stamina_probe", None)
-            sys.modules.pop("shop", None)
-        results.append(ended and (text == CONTAINER_MODULE or seal.judge(module.points, "CacheTest.test_cache", sent)[0]))
-    return results[0], results[1]
+    return _method_verdicts(CONTAINER_MODULE, "CacheTest", "test_cache", product)
 
 
 def test_the_products_own_containers_and_exact_numbers_keep_their_verdicts():
