@@ -491,3 +491,30 @@ def test_the_products_own_containers_and_exact_numbers_keep_their_verdicts():
     assert _container_verdicts(wrong) == (False, False)
     module = seal.compile_module(CONTAINER_MODULE, "test_cache.py")
     assert [p.kind for p in module.points.values()] == ["open", "open", "compare", "compare"]
+
+
+def test_a_number_that_lies_about_its_value_earns_nothing():
+    """The policy's try on the new path: a ``Fraction`` subclass whose ``__eq__`` says yes to
+    anything and whose ``numerator`` and ``denominator`` lie passes as written; sealed, it
+    is sent by the value ``Fraction`` itself holds (1/3) and fails. Forged exact numbers of
+    thousands of digits, or a signalling NaN, are read with bounds and fail, never hang."""
+    import fractions
+    import time
+
+    class Liar(fractions.Fraction):
+        numerator = property(lambda self: 1)
+        denominator = property(lambda self: 2)
+
+        def __eq__(self, other):
+            return True
+
+        __hash__ = fractions.Fraction.__hash__
+
+    product = types.SimpleNamespace(cache=dict, half=lambda: Liar(1, 3), price=lambda: 1.25)
+    assert _container_verdicts(product) == (True, False)
+    module = seal.compile_module(CONTAINER_MODULE, "test_cache.py")
+    half = next(p for p in module.points.values() if p.kind == "compare" and p.expected == 0.5)
+    started = time.monotonic()
+    for forged in ({"q": ["9" * 4300, "7" * 4300]}, {"dec": "sNaN"}, {"dec": "1E+999999999"}, {"q": ["1", "0"]}):
+        assert seal.judge(module.points, "CacheTest.test_cache", [(half.id, forged)])[0] is False
+    assert time.monotonic() - started < 5
