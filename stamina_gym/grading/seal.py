@@ -106,10 +106,6 @@ class Point:
     """``expected`` is a parametrize table's sealed column: one value per case, the case
     told by the test id (``[case3]``)."""
 
-    @property
-    def once(self) -> bool:
-        return self.reach == (1, 1)
-
     def reaches(self, count: int) -> bool:
         """Whether ``count`` reaches in one run meet ``reach``."""
         least, most = self.reach
