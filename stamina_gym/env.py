@@ -223,8 +223,9 @@ class StaminaEnv(gym.Env[dict, str]):
     turns' tests in force as regressions and their memory probes bound; its first submit
     draws its regression tests even on a full turn (``regression.full_at_start`` asks for
     the full set), and the episode's last submit (its window's) reruns them all, so a test
-    broken unseen by the draws is counted within the window. The seed's draws (paraphrases, params, regression sample) are those of
-    the episode from turn 1. ``env.window`` gives the episode's first and last turn.
+    broken unseen by the draws is counted within the window. The seed's draws
+    (paraphrases, params, regression sample) are those of the episode from turn 1.
+    ``env.window`` gives the episode's first and last turn.
 
     ## Step Time
     No step raises or hangs, whatever the work tree holds: every walk, copy and stage of
@@ -307,8 +308,9 @@ class StaminaEnv(gym.Env[dict, str]):
         self._reviewer: Reviewer | None = None
         self._stager = ThreadPoolExecutor(1, thread_name_prefix="grading-stage")
         self._staging: tuple[int, tuple[str, ...], Future] | None = None
-        self._seed_view: str | None = None
         """(turn index, its regression draw, its grading folder being made)."""
+        self._seed_view: str | None = None
+        """The ``repo`` observation of the seed as a reset lays it (made at the first reset)."""
         self._cache = GradingCache(self.config.grading_cache) if self.config.grading_cache else None
         self._turn: int | None = None
         self._first, self._end = 0, len(self.turns) if self.config.max_turns is None else min(self.config.max_turns, len(self.turns))
