@@ -114,7 +114,7 @@ def grade(task: str, turn: int, seed: int, patch: str) -> dict:
     env.close()
     failing = sorted(t for t, status in grade_info["tests"].items() if status != "passed")
     return {"env": env_id, "passed": grade_info["passed"], "total": grade_info["total"],
-            "newly_broken": len(grade_info["newly_broken"]), "failure_class": grade_info["failure_class"],
+            "newly_broken": sorted(grade_info["newly_broken"]), "failure_class": grade_info["failure_class"],
             "reward": round(float(reward), 3), "failing": failing}  # fmt: skip
 
 
@@ -185,7 +185,7 @@ def main(argv: list[str]) -> int:
         if (args.folder is None) == (args.frozen is None):
             parser.error("give a solution folder or --frozen TURN")
         result = run(args.task, args.folder, args.frozen, args.label)
-        print(f"turn {result['turn']}: {result['passed']}/{result['total']} passed, {result['newly_broken']} newly "
+        print(f"turn {result['turn']}: {result['passed']}/{result['total']} passed, {len(result['newly_broken'])} newly "
               f"broken, failure class {result['failure_class']}, reward {result['reward']}")  # fmt: skip
     else:
         text = table(args.task)
