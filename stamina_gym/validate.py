@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from stamina_gym import costs, exact_text, interfaces, mutants, signatures
+from stamina_gym import char_rules, costs, exact_text, interfaces, mutants, signatures
 from stamina_gym.config import SandboxConfig
 from stamina_gym.errors import PatchError, TaskError
 from stamina_gym.grading.grade import by_base_id
@@ -53,6 +53,14 @@ def check_data(task: Task) -> list[Problem]:
         for entry in turn.spec.retires:
             if entry not in earlier and entry not in files:
                 problems.append(Problem(turn.index, f"retires {entry!r}, which is no earlier turn's test"))
+        try:
+            problems += [Problem(turn.index, f"{case}: a stated character rule classifies it the other way")
+                         for case in char_rules.check_turn(task, turn, turn.example_params)]  # fmt: skip
+        except (OSError, ValueError) as exc:
+            problems.append(Problem(turn.index, f"char_cases: {exc}"))
+        for piece in turn.spec.planted:
+            if not any(piece in prompt for prompt in turn.spec.prompts):
+                problems.append(Problem(turn.index, f"planted noise {piece!r} is in none of the turn's prompts"))
         for probe in turn.spec.memory:
             if not probe.from_turn < turn.index:
                 problems.append(Problem(turn.index, f"memory probe {probe.fact!r} must come from an earlier turn"))
