@@ -23,7 +23,7 @@ class BuildWithData(build_py):
         for name in SHIPPED:
             target = os.path.join(self.build_lib, "stamina_gym", "_data", name)
             shutil.rmtree(target, ignore_errors=True)
-            shutil.copytree(name, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", "audit"))
+            shutil.copytree(name, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", "audit", "cleanroom"))
 
 
 setup(cmdclass={"build_py": BuildWithData})

@@ -1,6 +1,6 @@
-"""Per-step and per-submit overhead of StaminaTodo-v1, against floors measured in the same run.
+"""Per-step and per-submit overhead of StaminaTodo-v2, against floors measured in the same run.
 
-    .venv/bin/python scripts/bench.py [--repeat N] [--env StaminaTodo-v1] [--goals] [--no-docker]
+    .venv/bin/python scripts/bench.py [--repeat N] [--env StaminaTodo-v2] [--goals] [--no-docker]
 
 First a table of the speed goals: the submits of an oracle episode at sampled turns
 (41-49, 51-59) and at full-regression turns (10, 50, 100), each against bare ``python -m
@@ -16,7 +16,7 @@ shutil.copytree; bare ``python -m pytest`` on the same tests and source in a tem
 the quality measurement at submit (incremental, all cached, cold) against running
 pylint, bandit and radon as command lines on the same files, the floors (interpreter
 start, pytest import, a git restore), and the simulated user's ask step on
-StaminaClarify-v1 against a read_file step. Measurements are
+StaminaClarify-v2 against a read_file step. Measurements are
 interleaved so that noise on this shared machine hits both sides of a ratio alike.
 
 Where a Docker engine answers and the sandbox image is built, a second table puts the
@@ -220,7 +220,7 @@ def resident_memory_rows() -> list[tuple[str, float, str, float | None]]:
     )
 
     def rss(count: int) -> float:
-        out = subprocess.run([sys.executable, "-c", code, "StaminaTodo-v1", str(count)], capture_output=True, text=True, check=True)
+        out = subprocess.run([sys.executable, "-c", code, "StaminaTodo-v2", str(count)], capture_output=True, text=True, check=True)
         return int(out.stdout.split()[-1]) / 1024
 
     return [("resident memory, 1 env (MiB)", rss(1), "4 envs in one process (MiB)", rss(4))]
@@ -244,7 +244,7 @@ def quality_rows(task, repeat: int) -> list[tuple[str, float, str, float | None]
     cached), cold (a new process), all hits; against the analysers' own command lines."""
     root = Path(tempfile.mkdtemp())
     # pylint at every submit, whatever the env spec says: the rows measure a full review
-    config = gym.make("StaminaTodo-v1").unwrapped.config.quality.model_copy(update={"pylint_every": 1})
+    config = gym.make("StaminaTodo-v2").unwrapped.config.quality.model_copy(update={"pylint_every": 1})
     incremental, subprocesses, hits = [], [], []
     params = task.choose_params(lambda n: 0)
     try:
@@ -280,11 +280,11 @@ def quality_rows(task, repeat: int) -> list[tuple[str, float, str, float | None]
 
 
 def dialogue_rows(n: int) -> list[tuple]:
-    """The simulated user on StaminaClarify-v1's first turn: an ``ask`` step against a
+    """The simulated user on StaminaClarify-v2's first turn: an ``ask`` step against a
     ``read_file`` step of the same env, and the per-turn BM25 matcher build."""
     from stamina_gym.user.match import KeyPointMatcher
 
-    env = gym.make("StaminaClarify-v1")
+    env = gym.make("StaminaClarify-v2")
     env.reset(seed=0)
     turn = env.unwrapped.turns[0]
     questions = [p.phrasings[0] for p in turn.spec.spec.key_points]
@@ -364,7 +364,7 @@ def print_rows(rows) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--env", default="StaminaTodo-v1")
+    parser.add_argument("--env", default="StaminaTodo-v2")
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--no-docker", action="store_true", help="skip the docker-vs-local table")
     parser.add_argument("--goals", action="store_true", help="print only the table of the speed goals")

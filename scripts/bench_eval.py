@@ -1,6 +1,6 @@
 """Cost of fair evaluation over a bare episode, measured against baselines in the same run.
 
-    .venv/bin/python scripts/bench_eval.py [--repeat N] [--turns N] [--env StaminaTodo-v1]
+    .venv/bin/python scripts/bench_eval.py [--repeat N] [--turns N] [--env StaminaTodo-v2]
 
 Rows: an oracle episode through ``stamina-gym eval`` (fresh env, fsynced step and turn
 records, final patches, config hash) next to the same episode through the bare
@@ -48,7 +48,7 @@ def bare_episode(env_id: str, turns: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--env", default="StaminaTodo-v1")
+    parser.add_argument("--env", default="StaminaTodo-v2")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--turns", type=int, default=10)
     args = parser.parse_args()

@@ -7,7 +7,7 @@ The agent's tree at turn k is the todo reference after k turns under one params 
 the reference the quality term compares it with is the same code under another variant,
 so no file is shared between the two (the first measurement, alone, uses a third), as for any agent that does not write the reference
 byte for byte (the oracle shares every file and pays nothing). Turn by turn, on cold
-caches, pylint every 5th turn as in StaminaTodo-v1: the agent's measurement alone (the
+caches, pylint every 5th turn as in StaminaTodo-v2: the agent's measurement alone (the
 review before the reference existed), then the agent's and the reference's measurement
 one after the other (what a submit waits for when the agent submits at once; an agent
 that thinks hides the second part, which starts when the turn begins).

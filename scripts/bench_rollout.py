@@ -36,7 +36,7 @@ def run(spec: RolloutSpec, episodes: int, workers: int, backend: str) -> tuple[f
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--env", default="StaminaTodo-v1")
+    parser.add_argument("--env", default="StaminaTodo-v2")
     parser.add_argument("--episodes", type=int, default=4)
     parser.add_argument("--turns", type=int, default=5, help="turns per episode (default 5, to keep it short)")
     args = parser.parse_args()

@@ -1,7 +1,7 @@
 """What serving costs: `stamina-gym serve` driven by OpenEnv's client, against the same
 work done in this process, measured in the same run.
 
-    .venv/bin/python scripts/bench_serve.py [--env StaminaTodo-v1] [--sessions 1 4 16]
+    .venv/bin/python scripts/bench_serve.py [--env StaminaTodo-v2] [--sessions 1 4 16]
                                             [--seconds 10] [--turns 5] [--episode-turns 10]
 
 First the oracle plays the first ``--episode-turns`` turns of the env in this process and
@@ -217,7 +217,7 @@ def load_rows(server: Server, local: Local, counts: list[int], seconds: float, a
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--env", default="StaminaTodo-v1")
+    parser.add_argument("--env", default="StaminaTodo-v2")
     parser.add_argument("--sessions", type=int, nargs="+", default=[1, 4, 16])
     parser.add_argument("--seconds", type=float, default=10.0, help="how long each count of sessions steps cheaply")
     parser.add_argument("--turns", type=int, default=5, help="oracle turns each session replays for submits/minute")

@@ -3,7 +3,7 @@ of scripted policies (``stamina_gym.agents.ladder``) on an env and prints the me
 reward per rung with a 95% interval over the seeds, each rung's reward terms, and whether
 the ladder's order holds.
 
-    .venv/bin/python scripts/ladder.py [--env StaminaTodo-v1] [--seeds 0 1 2] [--turns N]
+    .venv/bin/python scripts/ladder.py [--env StaminaTodo-v2] [--seeds 0 1 2] [--turns N]
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def interval(values: list[float]) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--env", default="StaminaTodo-v1")
+    parser.add_argument("--env", default="StaminaTodo-v2")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--turns", type=int, help="play only the first N turns (default: all)")
     args = parser.parse_args()

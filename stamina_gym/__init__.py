@@ -2,7 +2,7 @@
 
 ``import stamina_gym`` registers one env id per spec file in ``envs/`` and one
 ``Stamina-<task>-v1`` id for every other task found (see ``stamina_gym.task``). A shipped
-env is registered by its id alone (``kwargs={"config": "StaminaTodo-v1"}``), so what a
+env is registered by its id alone (``kwargs={"config": "StaminaTodo-v2"}``), so what a
 dataset records of it holds no path of this machine.
 """
 

@@ -483,7 +483,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--agent", default="oracle", help="oracle, null, command or cpg (default: oracle)")
     run.add_argument("--agent-arg", action="append", default=[], metavar="KEY=VALUE",
                      help="agent constructor argument, e.g. command='python my_agent.py'")
-    run.add_argument("--env", default="StaminaTodo-v1")
+    run.add_argument("--env", default="StaminaTodo-v2")
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--turns", type=int, help="play only the first N turns")
     run.add_argument("--out", help="records folder (default runs/<env>-<agent>-seed<N>-<time>)")
@@ -523,7 +523,7 @@ def build_parser() -> argparse.ArgumentParser:
     col = sub.add_parser("collect", help="play many episodes on parallel workers (local or Ray); writes Parquet")
     col.add_argument("--agent", default="oracle", help="oracle, null, command, or package.module:Class (default: oracle)")
     col.add_argument("--agent-arg", action="append", default=[], metavar="KEY=VALUE", help="agent constructor argument")
-    col.add_argument("--env", default="StaminaTodo-v1")
+    col.add_argument("--env", default="StaminaTodo-v2")
     col.add_argument("--episodes", type=int, default=4)
     col.add_argument("--start-turn", type=int, nargs="+", metavar="TURN",
                      help="begin each episode at this turn on the reference state of the turns before; several: "
@@ -583,7 +583,7 @@ def build_parser() -> argparse.ArgumentParser:
     cost.add_argument("--write", action="store_true", help="store the figures as the task's costs.json")
     cost.set_defaults(func=cmd_costs)
     serve = sub.add_parser("serve", help="serve an env over OpenEnv's HTTP/WebSocket protocol (needs the serve extra)")
-    serve.add_argument("--env", default="StaminaTodo-v1")
+    serve.add_argument("--env", default="StaminaTodo-v2")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--max-sessions", type=int, default=16, metavar="N",

@@ -376,7 +376,7 @@ class EnvConfig(_Strict):
     """One environment: a task plus budgets, reward weights, observation and sandbox."""
 
     id: str
-    """The Gymnasium id, for example ``StaminaTodo-v1``."""
+    """The Gymnasium id, for example ``StaminaTodo-v2``."""
 
     task: str
     """Task id: a folder under ``tasks/`` or under a directory named in STAMINA_GYM_TASKS."""

@@ -247,12 +247,15 @@ class StaminaEnv(gym.Env[dict, str]):
     registration, enforced by ``TimeLimit``).
 
     ## Arguments
-    ``gym.make("StaminaTodo-v1", **overrides)``: any field of ``EnvConfig`` can be
+    ``gym.make("StaminaTodo-v2", **overrides)``: any field of ``EnvConfig`` can be
     overridden, nested ones as dicts: ``observation={"repo": "diff"}``,
     ``sandbox={"timeout_s": 10}``, ``max_turns=5``, ``mode="strict"``,
     ``quality={"pylint_every": 5}``, ``user={"kind": "llm"}``. Unknown keys are an error.
 
     ## Version History
+    * v2: the turns the fairness audit scored 2 or more are mended (``tasks/<task>/audit``):
+      earlier prompts state what later tests rely on, a few tests check only what was
+      asked, the clarify prompts invite the questions their tests need.
     * v1: turns count from 1 everywhere (``obs["turn"]`` was 0-based); episode windows
       (``num_turns``, ``windows``), with ``max_turns`` counted from the episode's start
       (it capped the absolute turn number); a later start's first submit draws its

@@ -330,13 +330,21 @@ def told_by(turn: Turn, params: Mapping[str, str | int]) -> Told:
     and what its hidden spec's answers name (the agent hears them by asking). Prompts are
     read with the task's ``params`` filled in; a turn's own variables (chosen when the
     turn begins) are left blank, as nothing a test uses may hang on them."""
-    prompts = [Told.prose(_render(prompt, params)) for prompt in turn.spec.prompts]
+    prompts = [Told.prose(_without(_render(prompt, params), turn.spec.planted)) for prompt in turn.spec.prompts]
     common = prompts[0]
     for other in prompts[1:]:
         common = common & other
     for point in turn.spec.spec.key_points if turn.spec.spec else ():
         common = common | Told.prose(point.answer)
     return common
+
+
+def _without(text: str, planted: Iterable[str]) -> str:
+    """``text`` with each planted piece (``TurnSpec.planted``, longest first) blanked
+    where it stands as a whole token: noise names nothing."""
+    for piece in sorted(planted, key=len, reverse=True):
+        text = re.sub(rf"(?<![\w/.-]){re.escape(piece)}(?![\w/-])", " ", text)
+    return text
 
 
 _TOLD: dict[tuple, Told] = {}

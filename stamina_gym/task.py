@@ -128,6 +128,26 @@ class MemoryProbe(_Strict):
     """This turn's tests that check it: ``<file>`` or ``<file>::<test>``."""
 
 
+class CharRule(_Strict):
+    """A rule a prompt states about a class of characters, written down as data so that
+    ``validate`` can check the tests against it (``stamina_gym.char_rules``)."""
+
+    says: str
+    """The prompt's rule in its words: ``line breaks and tabs become single spaces``."""
+    chars: Literal["whitespace", "line-break", "control", "format", "non-ascii-digit", "non-ascii"]
+    """The class (``stamina_gym.char_rules.CLASSES``)."""
+    verdict: Literal["accepted", "refused"]
+    """What the rule says happens to an input holding such a character."""
+
+
+class CharCases(_Strict):
+    """This turn's tests whose parametrized string inputs are expected accepted or refused."""
+
+    accepted: tuple[str, ...] = ()
+    refused: tuple[str, ...] = ()
+    """``<file>::<test>``, file relative to the turn's ``tests/``."""
+
+
 class KeyPoint(_Strict):
     """One requirement of a hidden spec: what the user knows and says only when asked."""
 
@@ -258,6 +278,14 @@ class TurnSpec(_Strict):
     noise: tuple[str, ...] = ()
     """What is deliberately wrong or untidy in the prompts (a typo, a wrong file or
     function name, a contradiction the user resolves when asked): documents a noisy request."""
+    char_rules: tuple[CharRule, ...] = ()
+    """Rules the prompts state about classes of characters, the exceptions first: the first
+    rule whose class holds a character decides it."""
+    char_cases: CharCases | None = None
+    """The tests whose string cases those rules classify."""
+    planted: tuple[str, ...] = ()
+    """The noise's own text as it stands in the prompts (``todo/model.py``, ``?search=``):
+    what it names is not told (the interface checks read the prompts without it)."""
     sequence: Literal["feature-fix", "implement-refactor", "fix-regression", "multi-module"] | None = None
     """The dependent sequence this turn closes, where one applies: a fix of an earlier
     turn's feature, a refactor of an earlier turn's code, a fix of a regression an earlier

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from stamina_gym import costs, interfaces, mutants
+from stamina_gym import char_rules, costs, exact_text, interfaces, mutants, signatures
 from stamina_gym.config import SandboxConfig
 from stamina_gym.errors import PatchError, TaskError
 from stamina_gym.grading.grade import by_base_id
@@ -53,6 +53,14 @@ def check_data(task: Task) -> list[Problem]:
         for entry in turn.spec.retires:
             if entry not in earlier and entry not in files:
                 problems.append(Problem(turn.index, f"retires {entry!r}, which is no earlier turn's test"))
+        try:
+            problems += [Problem(turn.index, f"{case}: a stated character rule classifies it the other way")
+                         for case in char_rules.check_turn(task, turn, turn.example_params)]  # fmt: skip
+        except (OSError, ValueError) as exc:
+            problems.append(Problem(turn.index, f"char_cases: {exc}"))
+        for piece in turn.spec.planted:
+            if not any(piece in prompt for prompt in turn.spec.prompts):
+                problems.append(Problem(turn.index, f"planted noise {piece!r} is in none of the turn's prompts"))
         for probe in turn.spec.memory:
             if not probe.from_turn < turn.index:
                 problems.append(Problem(turn.index, f"memory probe {probe.fact!r} must come from an earlier turn"))
@@ -139,8 +147,10 @@ def check_interfaces(
     task: Task, *, params: Mapping[str, str | int] | None = None, progress: Callable[[str], None] = lambda line: None,
     contract: bool = False,
 ) -> list[Problem]:
-    """The interface check alone (no test runs, seconds): every turn's tests use only
-    product names the agent was told about, read against the reference after the turn.
+    """The told-interface checks alone (no test runs, seconds): every turn's tests use
+    only product names the agent was told about, call them with arguments a told
+    signature fits and compare output with wording that was given, read against the
+    reference after the turn.
     With ``contract``, ``progress`` also gets each name a turn's tests use and where the
     agent was told it (``interfaces.contract``)."""
     params = dict(params) if params is not None else task.choose_params(lambda n: 0)
@@ -163,9 +173,18 @@ def check_interfaces(
 
 
 def _check_interfaces(task: Task, turn: Turn, tree: Mapping[str, str], params: Mapping[str, str | int]) -> list[Problem]:
-    return [Problem(turn.index, f"{use}: named by no prompt of this or an earlier turn (every paraphrase), "
-                                "the seed or a spec answer")  # fmt: skip
-            for use in interfaces.check_turn(task, turn, tree, params)]
+    """What the tests rely on was told: every product name (``interfaces``), every call's
+    arguments (``signatures``) and every piece of exact output text (``exact_text``)."""
+    problems = [Problem(turn.index, f"{use}: named by no prompt of this or an earlier turn (every paraphrase), "
+                                    "the seed or a spec answer")  # fmt: skip
+                for use in interfaces.check_turn(task, turn, tree, params)]
+    for call, shapes in signatures.check_turn(task, turn, tree, params):
+        told = "; ".join(sorted({f"`{s.told}`" for s in shapes}))
+        problems.append(Problem(turn.index, f"{call}: fits no signature a prompt, answer or the seed gave ({told})"))
+    problems += [Problem(turn.index, f"{piece}: given by no prompt of this or an earlier turn (every paraphrase), "
+                                     "the seed or the support code")  # fmt: skip
+                 for piece in exact_text.check_turn(task, turn, params)]
+    return problems
 
 
 def _check_conventions(task: Task, turn: Turn, workspace: Workspace, tree: Mapping[str, str]) -> list[Problem]:

@@ -188,25 +188,25 @@ class RecordedEpisode:
 
 @pytest.fixture(scope="session")
 def todo_oracle_episode(tmp_path_factory) -> RecordedEpisode:
-    """The oracle's whole StaminaTodo-v1 episode on the local sandbox (seed 0), recorded.
+    """The oracle's whole StaminaTodo-v2 episode on the local sandbox (seed 0), recorded.
     A few minutes of grading: played once per session and asserted on by every test that
     needs it (the oracle's maximum on every turn, the docker backend's equal rewards)."""
     import gymnasium as gym
 
     records = tmp_path_factory.mktemp("todo-oracle")
     with cold_quality_caches(tmp_path_factory):
-        env = gym.make("StaminaTodo-v1")
+        env = gym.make("StaminaTodo-v2")
         return RecordedEpisode(env, play_oracle(env, records), records)
 
 
 @pytest.fixture(scope="session")
 def clarify_oracle_episode(tmp_path_factory) -> RecordedEpisode:
-    """The oracle's whole StaminaClarify-v1 episode (seed 0), recorded; played once per session."""
+    """The oracle's whole StaminaClarify-v2 episode (seed 0), recorded; played once per session."""
     import gymnasium as gym
 
     records = tmp_path_factory.mktemp("clarify-oracle")
     with cold_quality_caches(tmp_path_factory):
-        env = gym.make("StaminaClarify-v1")
+        env = gym.make("StaminaClarify-v2")
         return RecordedEpisode(env, play_oracle(env, records), records)
 
 

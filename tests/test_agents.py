@@ -78,7 +78,7 @@ def test_null_agent_fails_every_todo_turn(tmp_path):
     from stamina_gym.sandbox.local import LocalSandbox
     from stamina_gym.task import load_task
 
-    result = play(gym.make("StaminaTodo-v1", max_turns=10), "null")
+    result = play(gym.make("StaminaTodo-v2", max_turns=10), "null")
     assert len(result.turns) == 10
     for turn in result.turns:
         assert turn.passed == 0 and turn.reward <= 0 and turn.failure_class in ("functional", "build"), turn
@@ -162,7 +162,7 @@ def test_a_start_at_turn_50_is_the_oracles_state_after_49_turns(todo_oracle_epis
     """``reset(options={"start_turn": 50})`` lays the reference of turns 1-49 as the
     oracle's submits left them (the same commit), and turn 50 is graded as in the episode."""
     records = todo_oracle_episode.lines("turns.jsonl")
-    env = gym.make("StaminaTodo-v1")
+    env = gym.make("StaminaTodo-v2")
     try:
         observation, info = env.reset(seed=0, options={"start_turn": 50})
         inner = env.unwrapped

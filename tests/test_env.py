@@ -19,7 +19,7 @@ STAMINA_IDS = sorted(k for k, v in gym.registry.items() if v.entry_point == stam
 
 
 def test_stamina_todo_is_registered():
-    assert "StaminaTodo-v1" in STAMINA_IDS
+    assert "StaminaTodo-v2" in STAMINA_IDS
 
 
 @pytest.mark.parametrize("env_id", STAMINA_IDS)
@@ -32,17 +32,17 @@ def test_check_env_passes_for_every_registered_env(env_id):
 
 
 def test_make_by_module_path_without_importing_first():
-    code = "import gymnasium as gym, sys; env = gym.make('stamina_gym:StaminaTodo-v1'); obs, _ = env.reset(seed=0); print(obs['turn'], 'stamina_gym' in sys.modules); env.close()"
+    code = "import gymnasium as gym, sys; env = gym.make('stamina_gym:StaminaTodo-v2'); obs, _ = env.reset(seed=0); print(obs['turn'], 'stamina_gym' in sys.modules); env.close()"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["1", "True"]
 
 
 def test_overrides_apply_and_unknown_keys_are_named():
-    env = gym.make("StaminaTodo-v1", max_turns=3, observation={"repo": "diff"})
+    env = gym.make("StaminaTodo-v2", max_turns=3, observation={"repo": "diff"})
     assert env.unwrapped.config.observation.repo == "diff" and env.unwrapped.window == (1, 3)
     env.close()
     with pytest.raises(ConfigError, match="observation.colour: unknown key"):
-        gym.make("StaminaTodo-v1", observation={"colour": "red"})
+        gym.make("StaminaTodo-v2", observation={"colour": "red"})
 
 
 def episode(seed: int, actions: list) -> list:
@@ -320,7 +320,7 @@ def test_a_window_of_the_todo_task_is_numbered_from_its_start_in_obs_info_and_re
     from stamina_gym.agents import make_agent
     from stamina_gym.rollout.workers import play_episode
 
-    env = gym.make("StaminaTodo-v1")
+    env = gym.make("StaminaTodo-v2")
     agent = make_agent("oracle")
     try:
         record = play_episode(env, agent, episode=0, seed=0, options={"start_turn": 50, "num_turns": 5})

@@ -116,6 +116,20 @@ def test_a_name_counts_when_every_paraphrase_names_it_or_a_spec_answer_does(tmp_
     assert answered == set()
 
 
+def test_planted_noise_names_nothing(tmp_path):
+    """Turn 44 of StaminaTodo-v1 said `?search=` as deliberate noise, and a later test's
+    ``search=`` keyword was credited to it: what a turn declares ``planted`` is read out."""
+    prompts = ["In `shop/cart.py`, a `Cart` with `add_item(sku, qty=1)` (I think it was `empty_out()`?).",
+               "In `shop/cart.py`, a `Cart` with `add_item(sku, qty=1)`; maybe `empty_out()` exists already."]  # fmt: skip
+    root = write_task(tmp_path / "shop", prompts, CART_TEST)
+    assert kinds(interfaces.check_turn(load_task_dir(root), load_task_dir(root).turns[0], REFERENCE, {})) == set()
+    spec_path = root / "turns" / "01-cart" / "turn.yaml"
+    spec = yaml.safe_load(spec_path.read_text()) | {"noise": ["names a method that is not there"], "planted": ["empty_out()"]}
+    spec_path.write_text(yaml.safe_dump(spec))
+    task = load_task_dir(root)
+    assert kinds(interfaces.check_turn(task, task.turns[0], REFERENCE, {})) == {("attribute", "empty_out")}
+
+
 def test_the_contract_says_which_turn_told_each_name(tmp_path):
     first_test = "from shop.cart import Cart\n\ndef test_cart():\n    Cart().add_item('a', qty=2)\n"
     root = write_task(tmp_path / "shop", ["In `shop/cart.py`, a `Cart` with `add_item(code, qty=1)`."] * 2, first_test)

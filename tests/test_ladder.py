@@ -14,7 +14,7 @@ TURNS = 4  # enough for the flaws of 25% (one turn) and 50% (two turns) to diffe
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("env_id", ["StaminaTodo-v1", "StaminaClarify-v1"])
+@pytest.mark.parametrize("env_id", ["StaminaTodo-v2", "StaminaClarify-v2"])
 def test_the_ladder_holds_its_order_and_each_flaw_costs_through_its_term(env_id, tmp_path):
     played = {}
     for agent, kwargs in RUNGS:

@@ -1,5 +1,5 @@
 """The README is the front door: short, and every block in it works as written. Its Python
-blocks run for real (the episode example plays two turns of StaminaTodo-v1); its shell
+blocks run for real (the episode example plays two turns of StaminaTodo-v2); its shell
 blocks name only scripts, extras and subcommands that exist; its links reach pages and
 headings of docs/ that exist. The trainer examples are docs/trainers.md's
 (tests/test_readme_examples.py)."""

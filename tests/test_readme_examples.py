@@ -85,7 +85,7 @@ def test_the_verifiers_example_says_when_the_policy_server_is_down(monkeypatch, 
         port = closed.getsockname()[1]
     with pytest.raises(SystemExit) as ended:
         run_python(code.replace("http://127.0.0.1:8001/v1", f"http://127.0.0.1:{port}/v1"))
-    assert "StaminaTodo-v1#seed0@turn1" in str(ended.value) and "connect" in str(ended.value).lower(), ended.value
+    assert "StaminaTodo-v2#seed0@turn1" in str(ended.value) and "connect" in str(ended.value).lower(), ended.value
     said = [r.getMessage() for r in caplog.records if r.levelname == "ERROR" and r.name.endswith("integrations.verifiers")]
     assert len(said) == 2 and all("reward is not the env's" in line for line in said), said
 

@@ -250,7 +250,7 @@ def test_a_workspace_too_big_for_grading_is_a_resource_failure():
 def test_gym_make_takes_the_backend_by_name():
     import gymnasium as gym
 
-    env = gym.make("StaminaTodo-v1", sandbox="docker", max_turns=1)
+    env = gym.make("StaminaTodo-v2", sandbox="docker", max_turns=1)
     try:
         assert env.unwrapped.config.sandbox.kind == "docker"
         assert env.unwrapped.config.sandbox.timeout_s == 60, "the env spec's other sandbox settings stay"
@@ -283,7 +283,7 @@ def test_oracle_earns_the_same_rewards_as_on_local(todo_oracle_episode):
     from stamina_gym.agents.view import view_for
     from stamina_gym.task import load_task
 
-    env = gym.make("StaminaTodo-v1", sandbox={"kind": "docker"})
+    env = gym.make("StaminaTodo-v2", sandbox={"kind": "docker"})
     agent = make_agent("oracle")
     docker = []
     try:

@@ -73,10 +73,10 @@ def test_the_sdist_and_the_wheel_carry_the_envs_and_the_tasks(built):
         assert any(n.endswith(f"/envs/{spec.name}") for n in names)
         assert f"stamina_gym/_data/envs/{spec.name}" in wheel
     for path in (ROOT / "tasks").rglob("*"):
-        if path.is_file() and "__pycache__" not in path.parts and "audit" not in path.parts:
+        if path.is_file() and "__pycache__" not in path.parts and not {"audit", "cleanroom"} & set(path.parts):
             assert f"stamina_gym/_data/tasks/{path.relative_to(ROOT / 'tasks').as_posix()}" in wheel, path
     assert not [n for n in wheel if "__pycache__" in n or n.endswith(".pyc")]
-    assert not [n for n in wheel if "/audit/" in n]  # the fairness audits stay in the repository
+    assert not [n for n in wheel if "/audit/" in n or "/cleanroom/" in n]  # the fairness audits stay in the repository
 
 
 @pytest.mark.slow

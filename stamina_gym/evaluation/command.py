@@ -19,7 +19,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ev.add_argument("--agent", action="append", required=True, help="agent name (repeatable): oracle, null, command, openai")
     ev.add_argument("--agent-arg", action="append", default=[], metavar="[NAME:]KEY=VALUE",
                     help="agent constructor argument, e.g. openai:model=NAME (repeatable)")
-    ev.add_argument("--env", default="StaminaTodo-v1")
+    ev.add_argument("--env", default="StaminaTodo-v2")
     ev.add_argument("--runs", type=int, default=3, help="independent runs per agent (default 3)")
     ev.add_argument("--seeds", type=int, nargs="+", help="one seed per run (default 0..runs-1)")
     ev.add_argument("--turns", type=int, help="play only the first N turns")

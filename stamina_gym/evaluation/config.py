@@ -43,7 +43,7 @@ class EvalBudgets(_Strict):
     Unset fields keep the env spec's value."""
 
     wall_clock_s: float | None = Field(None, gt=0)
-    """Wall clock of one episode (env ``budgets.wall_clock_s``, 8 h in StaminaTodo-v1)."""
+    """Wall clock of one episode (env ``budgets.wall_clock_s``, 8 h in StaminaTodo-v2)."""
 
     max_steps_per_turn: int | None = Field(None, ge=1)
     """Tool calls allowed in one turn, submit included."""
@@ -73,7 +73,7 @@ class EvalConfig(_Strict):
     """``stamina-gym eval``: N independent runs of each agent on one env."""
 
     env: str
-    """Gymnasium env id, e.g. ``StaminaTodo-v1``."""
+    """Gymnasium env id, e.g. ``StaminaTodo-v2``."""
 
     agents: tuple[AgentSpec, ...] = Field(min_length=1)
     runs: int = Field(3, ge=1)

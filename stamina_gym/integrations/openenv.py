@@ -89,7 +89,7 @@ class StaminaOpenEnv(Environment):
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, env_id: str = "StaminaTodo-v1", *, on_close: Callable[["StaminaOpenEnv"], None] | None = None,
+    def __init__(self, env_id: str = "StaminaTodo-v2", *, on_close: Callable[["StaminaOpenEnv"], None] | None = None,
                  **make_kwargs: Any) -> None:  # fmt: skip
         super().__init__()
         self._on_close = on_close
@@ -213,7 +213,7 @@ class _QuietDisconnect:
             _LOG.info("session from %s:%s: the client disconnected (%s)", host, port, getattr(exc, "code", "") or "gone")
 
 
-def make_app(env_id: str = "StaminaTodo-v1", *, max_sessions: int = 16, idle_timeout_s: float | None = 600.0,
+def make_app(env_id: str = "StaminaTodo-v2", *, max_sessions: int = 16, idle_timeout_s: float | None = 600.0,
              **make_kwargs: Any):  # fmt: skip
     """OpenEnv's FastAPI app serving ``env_id`` (``gym.make`` keyword arguments in
     ``make_kwargs``): at most ``max_sessions`` sessions at once, each closed after

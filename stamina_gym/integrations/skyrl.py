@@ -4,7 +4,7 @@ SkyRL's generator makes an env per sample with ``skyrl_gym.make(name, env_config
 extras=...)``, calls ``init(prompt)`` with the sample's chat prompt, then ``step(text)``
 with each model output until ``done``. Here:
 
-* ``env_config``: ``env_id`` (default ``StaminaTodo-v1``) and ``make_kwargs`` for
+* ``env_config``: ``env_id`` (default ``StaminaTodo-v2``) and ``make_kwargs`` for
   ``gym.make`` (``max_turns``, ``sandbox``, ...); the action format is always
   ``tolerant``, since the model writes its tool call as text.
 * ``extras`` (per sample): ``seed``, ``start_turn`` (where the episode begins) and
@@ -44,7 +44,7 @@ class StaminaSkyRLEnv(BaseTextEnv):
         super().__init__()
         config = dict(env_config or {})
         extras = dict(extras or {})
-        self.env = gym.make(config.get("env_id", "StaminaTodo-v1"),
+        self.env = gym.make(config.get("env_id", "StaminaTodo-v2"),
                             **{**dict(config.get("make_kwargs") or {}), "action_format": "tolerant"})  # fmt: skip
         self.seed = extras.get("seed")
         window = {key: extras[key] for key in ("start_turn", "num_turns") if extras.get(key)}

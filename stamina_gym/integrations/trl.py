@@ -10,7 +10,7 @@ from the method's type hints and its Google-style docstring (transformers'
 ``get_json_schema``); a tool call runs the method with the call's arguments and its return
 value, as text, is the tool message. Here:
 
-* The factory: ``StaminaTRLEnv`` (``StaminaTodo-v1``), or
+* The factory: ``StaminaTRLEnv`` (``StaminaTodo-v2``), or
   ``functools.partial(StaminaTRLEnv, env_id, **make_kwargs)`` for another env id or
   ``gym.make`` keyword arguments, or ``functools.partial(StaminaTRLEnv,
   base_url="http://host:8000")`` for TRL's OpenEnv path: each instance a session of a
@@ -57,7 +57,7 @@ from stamina_gym.chat import after_step, opening_messages
 class StaminaTRLEnv:
     """One StaminaEnv episode per rollout of TRL's GRPOTrainer (see the module docstring)."""
 
-    def __init__(self, env_id: str = "StaminaTodo-v1", *, base_url: str | None = None, **make_kwargs: Any) -> None:
+    def __init__(self, env_id: str = "StaminaTodo-v2", *, base_url: str | None = None, **make_kwargs: Any) -> None:
         if base_url is None:
             self._env = gym.make(env_id, **make_kwargs)
         elif make_kwargs:

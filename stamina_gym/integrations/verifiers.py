@@ -69,7 +69,7 @@ __all__ = ["TASKSET_ID", "StaminaChatHarness", "StaminaChatHarnessConfig", "Stam
 
 
 class StaminaTasksetConfig(vf.TasksetConfig):
-    env_id: str = "StaminaTodo-v1"
+    env_id: str = "StaminaTodo-v2"
     """The gymnasium id every episode is made from."""
     make_kwargs: dict[str, Any] = Field(default_factory=dict)
     """Keyword arguments of ``gym.make`` (``max_turns``, ``sandbox``, ``action_format``, ...)."""
@@ -178,7 +178,7 @@ def _say_error(task: StaminaTask, trace: vf.Trace) -> None:
                    task.data.name, len(trace.info.get("grades", [])), error.type, error.message)  # fmt: skip
 
 
-def load_environment(env_id: str = "StaminaTodo-v1", num_examples: int = 1, start_turns: list[int] | None = None,
+def load_environment(env_id: str = "StaminaTodo-v2", num_examples: int = 1, start_turns: list[int] | None = None,
                      seed: int = 0, **make_kwargs: Any) -> StaminaVerifiersEnv:  # fmt: skip
     """The verifiers env for ``env_id``, through the library's own loader."""
     taskset = {"id": TASKSET_ID, "env_id": env_id, "num_examples": num_examples, "seed": seed,

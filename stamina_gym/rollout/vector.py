@@ -1,6 +1,6 @@
 """Vector envs: ``gymnasium.vector.SyncVectorEnv`` and ``AsyncVectorEnv`` over StaminaEnv.
 
-``make_vector_env("StaminaTodo-v1", 4, mode="async")`` is ``gym.make_vec`` with its
+``make_vector_env("StaminaTodo-v2", 4, mode="async")`` is ``gym.make_vec`` with its
 arguments checked; ``gym.make_vec(ID, n, vectorization_mode="async")`` itself works as
 well, shared memory (its default) included: the env's text spaces bring their own
 (``stamina_gym.text_space``), and each text field reads back as the env wrote it.

@@ -47,8 +47,9 @@ def test_broken_database_file_is_reported_as_unavailable(tmp_path):
     app = _app(db)
     call(app, "POST", "/todos", json={"title": "soon gone"})
     assert call(app, "GET", "/health")[0] == 200
-    with open(db, "r+b") as handle:
-        handle.write(b"this is not a database at all. " * 40)
+    for path in sorted(tmp_path.glob("h.db*")):  # the file and any journal or write-ahead log beside it
+        with open(path, "r+b") as handle:
+            handle.write(b"this is not a database at all. " * 40)
     status, _, body = call(app, "GET", "/health")
     assert status == 503, body
     assert body["status"] == "unavailable" and body["database"] == "error"

@@ -54,7 +54,7 @@ def test_emoji_and_right_to_left_text(app):
         assert call(app, "GET", f"/todos/{body['id']}")[2]["title"] == title
 
 
-@pytest.mark.parametrize("bad", ["nul\x00byte", "bell\x07", "escape\x1b[31m red", "del\x7f", "c1\x85control"])
+@pytest.mark.parametrize("bad", ["nul\x00byte", "bell\x07", "escape\x1b[31m red", "del\x7f", "c1\x9bcontrol"])
 def test_control_characters_are_refused(app, bad):
     status, _, body = _create(app, bad)
     assert status == 400 and body["field"] == "title", body

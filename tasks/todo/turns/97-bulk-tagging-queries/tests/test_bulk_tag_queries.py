@@ -97,7 +97,7 @@ def test_history_and_updated_at_are_kept_with_few_queries(tmp_path, statements):
     small, big = _app(tmp_path / "s.db", clock), _app(tmp_path / "b.db", clock)
     few, many = _seed(small, 5), _seed(big, 30)
     clock.now = LATER
-    _, _, few_count = _bulk(small, statements, {"action": "add-tags", "ids": few, "tags": ["urgent"]})
+    _, _, few_count = _bulk(small, statements, {"action": "add-tags", "ids": few, "tags": ["urgent", "home"]})
     status, body, many_count = _bulk(big, statements, {"action": "add-tags", "ids": many, "tags": ["urgent", "home"]})
     assert status == 200, body
     assert many_count == few_count

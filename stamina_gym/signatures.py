@@ -1,0 +1,192 @@
+"""Does every call a hidden test makes fit a signature the agent was told?
+
+The interface check (``stamina_gym.interfaces``) asks whether each name a test uses was
+named; this one asks whether the *call* fits. A prompt that gives ``bulk(action, ids)`` as
+a backticked call tells the agent two arguments; a later test that calls
+``service.bulk("add-tags", ids, ["b"])`` grades a third positional argument nobody named.
+
+A told signature is a backticked call in a prompt (``create(title, tags=None)``, or an
+example call, ``bulk("add-tags", [1, 2], ["home"])``), a spec answer, or a function the
+seed defines. Each gives a shape: how many arguments may go by position (every argument
+and parameter it shows) and which may go by keyword (its parameter names and keywords).
+``...`` or ``*args`` in it lifts the limit on positions, ``...`` or ``**kw`` the one on
+keywords. What was told of a name is taken together, over every paraphrase, answer and turn up to
+this one and the seed: a call fits when it passes no more arguments by position than the
+longest told shape shows, and each keyword it passes is one some told shape names. (The
+interface check already asks that every keyword was named as a parameter in every
+paraphrase; this one asks that it was named *for this call*.)
+
+A call is checked when the test calls a product name (a method or function the reference
+defines at this turn, by attribute, or imported from a product module) for which some
+prompt, spec answer or the seed gave a shape; a name never given as a call is left to the
+interface check. Calls with ``*`` or ``**`` arguments are not checked.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+from stamina_gym.interfaces import _BUILTIN_ATTRIBUTES, _CODE_SPAN, _read_seed, _render, definitions, packages
+from stamina_gym.task import Task, Turn
+
+_CALL = re.compile(r"([A-Za-z_][\w.]*)\(([^()]*)\)")
+_ANY = None
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What a told signature allows: at most ``positional`` arguments by position and
+    keyword arguments named in ``keywords`` (``None``: no limit)."""
+
+    positional: int | None
+    keywords: frozenset[str] | None
+    told: str
+    """The signature as told, for the message."""
+
+    def fits(self, positional: int, keywords: Iterable[str]) -> bool:
+        if self.positional is not None and positional > self.positional:
+            return False
+        return self.keywords is None or set(keywords) <= self.keywords
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call a hidden test makes of a product name."""
+
+    file: str
+    line: int
+    name: str
+    positional: int
+    keywords: tuple[str, ...]
+
+    def __str__(self) -> str:
+        words = f"{self.positional} positional argument(s)" + (f" and keyword(s) {', '.join(self.keywords)}" if self.keywords else "")
+        return f"{self.file}:{self.line}: calls {self.name}() with {words}"
+
+
+def told_shapes(text: str) -> dict[str, list[Shape]]:
+    """The shapes the backticked calls of ``text`` (prose) give, by the called name's last part."""
+    found: dict[str, list[Shape]] = {}
+    for span in _CODE_SPAN.findall(text):
+        for dotted, inside in _CALL.findall(span):
+            shape = _shape_of(inside, f"{dotted}({inside})")
+            if shape is not None:
+                found.setdefault(dotted.rsplit(".", 1)[-1], []).append(shape)
+    return found
+
+
+def _shape_of(inside: str, told: str) -> Shape | None:
+    """A signature (``create(title, *, tags=None)``) read as a definition, an example call
+    (``bulk("add-tags", [1], ["b"])``) as a call; None for prose in parentheses."""
+    try:
+        definition = ast.parse(f"def f({inside}): pass").body[0]
+    except SyntaxError:
+        definition = None
+    if isinstance(definition, ast.FunctionDef):
+        return _shape_of_def(definition.args, told)
+    try:
+        call = ast.parse(f"f({inside})", mode="eval").body
+    except SyntaxError:
+        return None
+    assert isinstance(call, ast.Call)
+    loose = any(isinstance(a, ast.Constant) and a.value is Ellipsis for a in call.args)
+    starred = loose or any(isinstance(a, ast.Starred) for a in call.args)
+    double = loose or any(k.arg is None for k in call.keywords)
+    names = {a.id for a in call.args if isinstance(a, ast.Name)} | {k.arg for k in call.keywords if k.arg}
+    return Shape(_ANY if starred else len(call.args) + len(call.keywords), _ANY if double else frozenset(names), told)
+
+
+def _shape_of_def(args: ast.arguments, told: str) -> Shape:
+    ordered = [a.arg for a in (*args.posonlyargs, *args.args) if a.arg not in ("self", "cls")]
+    keywords = frozenset([*ordered, *(a.arg for a in args.kwonlyargs)])
+    return Shape(_ANY if args.vararg else len(ordered), _ANY if args.kwarg else keywords, told)
+
+
+def seed_shapes(files: Mapping[str, str]) -> dict[str, list[Shape]]:
+    """The shapes of the functions and methods a repository defines (``self`` and ``cls`` aside)."""
+    found: dict[str, list[Shape]] = {}
+    for rel, text in files.items():
+        if not rel.endswith(".py"):
+            continue
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found.setdefault(node.name, []).append(_shape_of_def(node.args, f"{rel}: def {node.name}"))
+    return found
+
+
+def calls(source: str, file: str, names: Iterable[str], tops: Iterable[str]) -> list[Call]:
+    """The calls ``source`` (a test module) makes of ``names`` (product methods and
+    functions): by attribute (a name ``dict`` or ``set`` also has only on a product
+    module), or by a name imported from a product module (``tops``)."""
+    wanted, tops = set(names), set(tops)
+    tree = ast.parse(source)
+    imported = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                and node.module and node.module.split(".")[0] in tops for alias in node.names}  # fmt: skip
+    modules = {alias.asname or alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+               for alias in node.names if alias.name.split(".")[0] in tops}  # fmt: skip
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Attribute) and (node.func.attr not in _BUILTIN_ATTRIBUTES or _base(node.func) in modules):
+            name = node.func.attr  # a method that shares a name with a ``dict`` or ``set`` one counts on a product module only
+        elif isinstance(node.func, ast.Name) and node.func.id in imported:
+            name = node.func.id
+        else:
+            continue
+        if name not in wanted or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            continue
+        found.append(Call(file, node.lineno, name, len(node.args), tuple(k.arg for k in node.keywords if k.arg)))
+    return found
+
+
+def _base(node: ast.expr) -> str | None:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _turn_shapes(turn: Turn, params: Mapping[str, str | int]) -> dict[str, list[Shape]]:
+    """The shapes any paraphrase of ``turn`` or its spec's answers give."""
+    table: dict[str, list[Shape]] = {}
+    texts = [_render(prompt, params) for prompt in turn.spec.prompts]
+    texts += [point.answer for point in (turn.spec.spec.key_points if turn.spec.spec else ())]
+    for text in texts:
+        for name, shapes in told_shapes(text).items():
+            table.setdefault(name, []).extend(shapes)
+    return table
+
+
+def check_turn(task: Task, turn: Turn, tree: Mapping[str, str], params: Mapping[str, str | int]) -> list[tuple[Call, list[Shape]]]:
+    """The calls ``turn``'s tests make that fit no signature told up to this turn, each
+    with the shapes that were told for its name; ``tree`` is the reference's repository
+    after the turn (path -> text)."""
+    told: dict[str, list[Shape]] = {name: list(shapes) for name, shapes in seed_shapes(_read_seed(task.seed_dir)).items()}
+    for earlier in task.turns[: turn.index]:
+        for name, shapes in _turn_shapes(earlier, params).items():
+            told.setdefault(name, []).extend(shapes)
+    tops = packages(tree)
+    defined, _ = definitions(tree, tops)
+    misfits = []
+    for path in turn.tests:
+        source = task.render(path.read_text(encoding="utf-8"), params, str(path))
+        for call in calls(source, f"{turn.id}/tests/{path.name}", defined, tops):
+            shapes = told.get(call.name)
+            if shapes and not _fits_any(shapes, call):
+                misfits.append((call, shapes))
+    return misfits
+
+
+def _fits_any(shapes: list[Shape], call: Call) -> bool:
+    """Whether ``call`` fits what the shapes told together: no more positional arguments
+    than the longest shows, and keywords each of which one of them names."""
+    limit = None if any(s.positional is None for s in shapes) else max(s.positional for s in shapes)
+    keywords = None if any(s.keywords is None for s in shapes) else frozenset().union(*(s.keywords for s in shapes))
+    return Shape(limit, keywords, "").fits(call.positional, call.keywords)

@@ -1,0 +1,65 @@
+"""The told-signature check (``stamina_gym.signatures``, part of ``validate``): a test
+that passes an argument no told signature has room for is named; the same call passes
+once a prompt gives a signature it fits; keywords are checked against the signatures of
+the called name, not against any parameter of any function."""
+
+from __future__ import annotations
+
+import shutil
+
+import yaml
+
+from stamina_gym import signatures
+from stamina_gym.task import load_task_dir
+from tests.conftest import DATA
+
+#: A test that calls ``calc.add`` with a third positional argument and a keyword.
+PLANTED = '''import calc
+
+
+def test_add_rounds():
+    assert calc.add(2, 3, 1) == 5
+    assert calc.add(2, 3, digits=1) == 5
+'''
+
+REFERENCE_AFTER = {"calc/__init__.py": '"""Tiny calculator."""\n\n\ndef add(a, b, digits=None):\n    return a + b\n'}
+
+
+def _mini(tmp_path, prompts):
+    root = tmp_path / "mini"
+    shutil.copytree(DATA / "mini", root)
+    (root / "turns/01-add/tests/test_add.py").write_text(PLANTED, encoding="utf-8")
+    spec_path = root / "turns/01-add/turn.yaml"
+    spec = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
+    spec["prompts"] = prompts
+    spec_path.write_text(yaml.safe_dump(spec), encoding="utf-8")
+    return load_task_dir(root)
+
+
+def _misfits(task):
+    return [(c.line, c.name, c.positional, c.keywords) for c, _ in signatures.check_turn(task, task.turns[0], REFERENCE_AFTER, {})]
+
+
+def test_an_argument_no_told_signature_has_room_for_is_named(tmp_path):
+    task = _mini(tmp_path, ["Add `calc.add(a, b)` returning the sum, rounded to `digits` places if given.",
+                            "I need `add(a, b)` in calc: a + b, and it should round (`round(x, digits)`)."])  # fmt: skip
+    assert _misfits(task) == [(5, "add", 3, ()), (6, "add", 2, ("digits",))]
+
+
+def test_a_call_that_fits_a_told_signature_passes(tmp_path):
+    task = _mini(tmp_path, ["Add `calc.add(a, b, digits=None)` returning the sum, rounded to `digits` places if given.",
+                            "I need `add(a, b, digits=None)` in calc: a + b, rounded when digits is given."])  # fmt: skip
+    assert _misfits(task) == []
+
+
+def test_an_example_call_and_a_bare_star_are_read_as_signatures(tmp_path):
+    task = _mini(tmp_path, ["Add `calc.add(a, b, *, digits=None)`; a call like `calc.add(2, 3, 1)` must work too.",
+                            "`add(a, b)` in calc."])  # fmt: skip
+    assert _misfits(task) == []
+    assert signatures.told_shapes("`add(a, b, *, digits=None)`")["add"][0].positional == 2
+
+
+def test_what_is_not_a_signature_tells_nothing(tmp_path):
+    shapes = signatures.told_shapes("`GET /todos (paged)` and `round(x, digits)` and `list(...)`")
+    assert set(shapes) == {"round", "list"}
+    assert shapes["list"][0].positional is None and shapes["list"][0].keywords is None  # ``...``: no limit
