@@ -25,15 +25,23 @@ def _env(tmp_path, **values):
 
 
 def _serve_one(server, path, data=None):
-    worker = threading.Thread(target=server.handle_request, daemon=True)
-    worker.start()
+    """One request, answered on this thread (the one that made the server): the client
+    runs on a worker."""
     port = server.server_address[1]
     request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data,
                                      headers={"Content-Type": "application/json"} if data else {})
-    with urllib.request.urlopen(request, timeout=20) as response:
-        status, body = response.status, json.load(response)
+    answer = {}
+
+    def client():
+        with urllib.request.urlopen(request, timeout=20) as response:
+            answer["status"], answer["body"] = response.status, json.load(response)
+
+    worker = threading.Thread(target=client, daemon=True)
+    worker.start()
+    server.timeout = 20
+    server.handle_request()
     worker.join(20)
-    return status, body
+    return answer["status"], answer["body"]
 
 
 def test_create_server_uses_the_given_settings(tmp_path):
