@@ -3,7 +3,9 @@
 An implementer in a fresh session gets a folder that ``prepare`` lays: the repository at
 the reference state before the turn (the reference patches of every earlier turn, as an
 episode that starts at that turn lays it) and one paraphrase of the turn's request, drawn
-by a seed, in ``REQUEST.md``. Nothing else: no hidden tests, no spec, no earlier prompts.
+by a seed, in ``REQUEST.md``, and on a turn whose request invites questions the answers
+the user gives when asked (the implementer cannot ask). Nothing else: no hidden tests, no
+earlier prompts.
 The implementer edits ``repo/`` and stops. ``run`` grades the folder's work exactly as the
 env grades a submit (the tree is laid into an episode started at the same seed and turn,
 and submitted) and appends the result to ``tasks/<task>/cleanroom/results.yaml``; the
@@ -38,9 +40,17 @@ the request of this turn, exactly as the user wrote it:
 
 {prompt}
 
-Do the request in `repo/`. You may read and change any file there and run anything
+{answers}Do the request in `repo/`. You may read and change any file there and run anything
 (Python 3: `python3`). Your work is checked by the user's own tests of this request and of
 every earlier one, which you do not see. When the request is done, stop and say so.
+"""
+
+ANSWERS = """\
+You cannot ask the user here, so here is what they answer when asked (questions they
+would answer in the same words if put another way):
+
+{points}
+
 """
 
 
@@ -71,7 +81,7 @@ def _git(folder: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(folder), *args], check=True, capture_output=True, text=True).stdout
 
 
-def prepare(task: str, turn: int, out: Path, paraphrase: int | None, seed: int | None) -> dict:
+def prepare(task: str, turn: int, out: Path, paraphrase: int | None, seed: int | None, mended: bool = False) -> dict:
     if out.exists():
         raise SystemExit(f"{out} exists: prepare lays a new folder")
     env, env_id = _env(task)
@@ -84,10 +94,12 @@ def prepare(task: str, turn: int, out: Path, paraphrase: int | None, seed: int |
     _git(out / "repo", "add", "-A")
     _git(out / "repo", "-c", "user.name=cleanroom", "-c", "user.email=cleanroom@localhost",
          "commit", "-q", "-m", f"the state before request {turn}")  # fmt: skip
-    (out / "REQUEST.md").write_text(BRIEF.format(turn=turn, phase=observation["phase"], prompt=observation["prompt"]),
-                                    encoding="utf-8")  # fmt: skip
+    spec = env.turns[turn - 1].spec.spec
+    answers = ANSWERS.format(points="\n".join(f"- {p.phrasings[0]} {p.answer}" for p in spec.key_points)) if spec else ""
+    (out / "REQUEST.md").write_text(BRIEF.format(turn=turn, phase=observation["phase"], prompt=observation["prompt"],
+                                                 answers=answers), encoding="utf-8")  # fmt: skip
     meta = {"task": task, "env": env_id, "turn": turn, "turn_id": env.turns[turn - 1].id, "seed": seed,
-            "paraphrase": env._variants[turn - 1] + 1}  # fmt: skip (the seed gives the params; the folder holds none)
+            "paraphrase": env._variants[turn - 1] + 1, "mended": mended}  # fmt: skip (the seed gives the params; the folder holds none)
     (out / "cleanroom.yaml").write_text(yaml.safe_dump(meta, sort_keys=False), encoding="utf-8")
     env.close()
     return meta
@@ -129,14 +141,17 @@ def run(task: str, folder: Path | None, frozen: int | None, label: str) -> dict:
     results = yaml.safe_load(results_path.read_text(encoding="utf-8")) if results_path.exists() else {}
     if folder is not None:
         meta = yaml.safe_load((folder / "cleanroom.yaml").read_text(encoding="utf-8"))
-        patch_path = store / f"{meta['turn_id']}.p{meta['paraphrase']}.patch"
+        if meta.get("mended"):  # a second solution, written from the mended prompt
+            meta["turn_id"] += " (mended prompt)"
+        patch_path = store / f"{meta['turn_id'].replace(' (mended prompt)', '.mended')}.p{meta['paraphrase']}.patch"
         if patch_path.exists():
             raise SystemExit(f"{patch_path.name} is frozen already: replay it with --frozen {meta['turn']}")
         patch_path.write_text(_patch_of(folder), encoding="utf-8")
         results[meta["turn_id"]] = {k: meta[k] for k in ("turn", "seed", "paraphrase")} | {
-            "patch": patch_path.name, "runs": []}  # fmt: skip
+            "written_from": "the mended prompt" if meta.get("mended") else "the first prompt", "patch": patch_path.name,
+            "runs": []}  # fmt: skip
     else:
-        entry = next((e for e in results.values() if e["turn"] == frozen), None)
+        entry = next((e for e in results.values() if e["turn"] == frozen and e.get("written_from") != "the mended prompt"), None)
         if entry is None:
             raise SystemExit(f"turn {frozen} has no frozen solution in {results_path}")
         meta = entry | {"turn_id": next(k for k, e in results.items() if e is entry)}
@@ -150,15 +165,22 @@ def run(task: str, folder: Path | None, frozen: int | None, label: str) -> dict:
 
 
 def table(task: str) -> str:
-    """``cleanroom.md``: one row per frozen solution, its first run and its latest."""
+    """``cleanroom.md``: one row per frozen solution, with its result before the mends and
+    its latest after them (a solution written from a mended prompt has only the latter)."""
     results = yaml.safe_load((_store(task) / "results.yaml").read_text(encoding="utf-8"))
-    lines = ["| turn | paraphrase | before the mends | after the mends | failing after |", "|---|---|---|---|---|"]
+    lines = ["| turn | paraphrase | written from | before the mends | after the mends | failing after |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
+
+    def shown(run: dict | None) -> str:
+        return "-" if run is None else f"{run['passed']}/{run['total']} ({run['env']})" + (
+            f", {len(run['newly_broken'])} earlier broken" if run["newly_broken"] else "")
+
     for turn_id, entry in results.items():
-        first, last = entry["runs"][0], entry["runs"][-1]
-        after = "(not run)" if last is first else f"{last['passed']}/{last['total']} ({last['env']})"
-        failing = ", ".join(last["failing"]) if last is not first else ""
-        lines.append(f"| {turn_id} | {entry['paraphrase']} | {first['passed']}/{first['total']} ({first['env']}) "
-                     f"| {after} | {failing} |")  # fmt: skip
+        before = next((r for r in entry["runs"] if r["label"] == "before the mends"), None)
+        after = next((r for r in reversed(entry["runs"]) if r["label"] == "after the mends"), None)
+        failing = ", ".join(t.split("::")[-1] for t in after["failing"]) if after else ""
+        lines.append(f"| {turn_id.removesuffix(' (mended prompt)')} | {entry['paraphrase']} "
+                     f"| {entry.get('written_from', 'the first prompt')} | {shown(before)} | {shown(after)} | {failing} |")  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
@@ -171,6 +193,7 @@ def main(argv: list[str]) -> int:
     prep.add_argument("out", type=Path)
     prep.add_argument("--paraphrase", type=int, help="1-based; default: the one the seed draws")
     prep.add_argument("--seed", type=int)
+    prep.add_argument("--mended", action="store_true", help="a second solution, written from the mended prompt")
     go = sub.add_parser("run", help="grade a solution folder (freezing it) or replay a frozen one")
     go.add_argument("task", choices=sorted(ENV_IDS))
     go.add_argument("folder", type=Path, nargs="?")
@@ -180,7 +203,7 @@ def main(argv: list[str]) -> int:
     tab.add_argument("task", choices=sorted(ENV_IDS))
     args = parser.parse_args(argv)
     if args.command == "prepare":
-        print(yaml.safe_dump(prepare(args.task, args.turn, args.out, args.paraphrase, args.seed), sort_keys=False))
+        print(yaml.safe_dump(prepare(args.task, args.turn, args.out, args.paraphrase, args.seed, args.mended), sort_keys=False))
     elif args.command == "run":
         if (args.folder is None) == (args.frozen is None):
             parser.error("give a solution folder or --frozen TURN")

@@ -153,6 +153,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print("every piece of exact output text the tests demand was told" if not missing
               else f"INVALID: {len(missing)} piece(s) of exact output text never told")  # fmt: skip
         return 0 if not missing else 1
+    if args.paraphrases:
+        from stamina_gym import paraphrases
+
+        params = task.choose_params(lambda n: 0)
+        differences = [d for turn in task.turns for d in paraphrases.check_turn(task, turn, params)]
+        for difference in differences:
+            print(f"DIFFERS {difference}")
+        turns = len({d.turn for d in differences})
+        print(f"{len(differences)} fact(s) the tests hold that some paraphrase of a turn lacks, on {turns} turn(s) "
+              "(a reviewer's report: most are restatements)")  # fmt: skip
+        return 0
     if args.interfaces:
         found = check_interfaces(task, progress=lambda line: print(line, flush=True), contract=args.contract)
         for problem in found:
@@ -511,6 +522,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="only check that the tests use named interfaces (replays the patches, runs no test)")
     val.add_argument("--exact-text", action="store_true",
                      help="only check that exact output text the tests compare with was told (stamina_gym.exact_text; runs no test)")
+    val.add_argument("--paraphrases", action="store_true",
+                     help="only report facts the tests hold that some paraphrase of a turn states and another lacks "
+                          "(stamina_gym.paraphrases; a reviewer's report, runs no test)")
     val.add_argument("--contract", action="store_true",
                      help="with --interfaces: list each name every turn's tests use and the turn that told it")
     val.set_defaults(func=cmd_validate)

@@ -159,7 +159,8 @@ def test_the_todo_task_without_its_code_spans_shows_what_its_tests_rely_on(tmp_p
     found = {}
     for problem in check_interfaces(task):
         match = re.search(r": (\w+) '([^']+)': named by no prompt", problem.message)
-        found.setdefault(problem.turn, set()).add((match[1], match[2]))
+        if match:  # (calls that fit no told signature and untold output text are named too)
+            found.setdefault(problem.turn, set()).add((match[1], match[2]))
     assert ("attribute", "set_tags") in found[30] and ("keyword", "tags") in found[30]
     assert ("keyword", "tags") in found[48]
     assert {("attribute", "archive"), ("keyword", "tags"), ("keyword", "due")} <= found[53]

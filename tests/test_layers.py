@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("task", ("task", "collection", "rules", "stamina_gym")),
     ("judgement", ("grading", "user", "reward")),
     ("execution", ("sandbox", "workspace", "hidden_runner", "agent_runner", "reproduce", "tools", "quality",
-                   "interfaces", "exact_text", "signatures", "costs")),
+                   "interfaces", "exact_text", "signatures", "char_rules", "paraphrases", "costs")),
     ("env", ("env", "chat", "validate", "authoring")),
     ("agents", ("agents",)),
     ("drivers", ("play", "harness", "rollout", "evaluation", "integrations", "mining")),
