@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from stamina_gym.errors import ConfigError
-from stamina_gym.mining.mine import diff_trees, mine, relative_imports, split
+from stamina_gym.mining.mine import classify, diff_trees, mine, relative_imports, split
 from stamina_gym.mining.sources import Snapshot, git_snapshots
 from stamina_gym.task import SourceFix, load_task_dir
 from stamina_gym.validate import validate_task
@@ -371,3 +371,36 @@ def test_a_releases_changelog_entry_is_found_in_a_changelog_or_the_readmes_histo
     changes = "v5.3.0 (2023-01-22)\n===================\n\n- Add ``cache_info()``.\n\nv5.2.1 (2023-01-08)\n===\n\n- Fix.\n"
     assert _changelog_entry({"CHANGELOG.rst": changes, "README.rst": readme}, "5.3.0") == "- Add ``cache_info()``."
     assert _changelog_entry({"README.rst": readme}, "2.0.0") == ""
+
+
+def test_a_mining_that_keeps_nothing_leaves_its_reasons_classified(tmp_path):
+    """Each dropped step names its cause (a test dependency the sandbox lacks, helpers the
+    tests import by their top-level name), and ``mining.yaml`` is written though no task is."""
+    seed = Snapshot("1", "Release 1", files={"shout.py": "def shout(text):\n    return text\n",
+                                             "tests/test_shout.py": "from shout import shout\n\n\ndef test_same():\n    assert shout('a') == 'a'\n"})  # fmt: skip
+    needs_a_dependency = Snapshot("2", "Release 2", files={
+        "shout.py": "def shout(text):\n    return text.upper()\n",
+        "tests/test_shout.py": "import pretend_not_installed\nfrom shout import shout\n\n\ndef test_upper():\n    assert shout('a') == 'A'\n"})  # fmt: skip
+    imports_its_helpers = Snapshot("3", "Release 3", files={
+        "shout.py": "def shout(text):\n    return text.upper() + '!'\n",
+        "tests/helpers_of_mine.py": "BANG = '!'\n",
+        "tests/test_shout.py": "from helpers_of_mine import BANG\nfrom shout import shout\n\n\ndef test_bang():\n    assert shout('a') == 'A' + BANG\n"})  # fmt: skip
+    out = tmp_path / "quiet"
+    with pytest.raises(ConfigError, match="nothing to mine; why each was dropped: .*mining.yaml"):
+        mine([seed, needs_a_dependency, imports_its_helpers], out, runs=1)
+    assert sorted(p.name for p in out.iterdir()) == ["mining.yaml"]  # no half task, the reasons kept
+    report = yaml.safe_load((out / "mining.yaml").read_text(encoding="utf-8"))
+    assert [(s["ref"], s["cause"]) for s in report["steps"]] == [("2", "missing-test-dependency"), ("3", "import-root")]
+    assert "pretend_not_installed" in report["steps"][0]["first_error"]
+    assert report["kept"] == 0 and report["candidates"] == 2
+
+
+def test_a_first_error_is_classified():
+    tests, product = {"tests/test_a.py": "", "tests/common/__init__.py": ""}, {"pkg/__init__.py": "", "solo.py": ""}
+    assert classify("ModuleNotFoundError: No module named 'nose'", tests, product) == "missing-test-dependency"
+    assert classify("ModuleNotFoundError: No module named 'common.util'", tests, product) == "import-root"
+    assert classify("ImportError: cannot import name 'x' from 'pkg'", tests, product) == "collection-error"
+    assert classify("ModuleNotFoundError: No module named 'solo'", tests, product) == "collection-error"
+    assert classify("AssertionError: assert 1 == 2", tests, product) == "failing-assertion"
+    assert classify("the test timed out after 60 s", tests, product) == "timeout"
+    assert classify("ZeroDivisionError: division by zero", tests, product) == "failing-test"

@@ -18,7 +18,9 @@ A candidate with no fail-to-pass test is dropped, with the reason, and its produ
 folds into the next kept turn's patch. Prompts are drafted from the commit message or
 changelog entry by a template that names every product name the turn's tests use and the
 agent was not yet told (``stamina_gym.interfaces``), so the interface check holds; they
-are marked for review. ``mining.yaml`` beside the task records the yield.
+are marked for review. ``mining.yaml`` beside the task records the yield, with each
+dropped step's cause (``CAUSES``, from the first error of its tests: ``classify``); a
+mining that keeps nothing leaves ``mining.yaml`` alone in the output folder.
 """
 
 from __future__ import annotations
@@ -138,6 +140,10 @@ class Step:
     status: str
     """``kept`` or ``dropped``."""
     reason: str = ""
+    cause: str = ""
+    """Why a dropped step was dropped, classified (``CAUSES``)."""
+    first_error: str = ""
+    """The first error of the step's tests that do not pass at the step, as the grader saw it."""
     turn: str = ""
     tests: list[str] = field(default_factory=list)
     flaky: list[str] = field(default_factory=list)
@@ -234,11 +240,13 @@ def mine(
                 state = index
             progress(f"    {step.status}: " + (f"{len(step.tests)} test(s)" if step.status == "kept" else step.reason))
         if not kept:
-            raise ConfigError("no candidate step has a test that fails before it and passes after: nothing to mine "
-                              + "; ".join(f"{s.ref[:12]}: {s.reason}" for s in steps[:5]))  # fmt: skip
+            _keep_only_the_yield(out, Yield(out, len(snapshots), len(candidates), steps))
+            raise ConfigError("no candidate step has a test that fails before it and passes after: nothing to mine; "
+                              f"why each was dropped: {out / 'mining.yaml'} ("
+                              + "; ".join(f"{s.ref[:12]}: {s.cause}" for s in steps[:5]) + ")")  # fmt: skip
         _draft_prompts(out, trees, snapshots, kept)
     except BaseException:
-        if not kept:
+        if not kept and not (out / "mining.yaml").exists():
             shutil.rmtree(out, ignore_errors=True)
         raise
     finally:
@@ -248,6 +256,13 @@ def mine(
     result = Yield(out, len(snapshots), len(candidates), steps)
     (out / "mining.yaml").write_text(yaml.safe_dump(result.to_data(), sort_keys=False, allow_unicode=True), encoding="utf-8")
     return result
+
+
+def _keep_only_the_yield(out: Path, result: "Yield") -> None:
+    """A mining that kept nothing leaves no task, only ``mining.yaml``: why each step was dropped."""
+    for child in out.iterdir():
+        shutil.rmtree(child) if child.is_dir() else child.unlink()
+    (out / "mining.yaml").write_text(yaml.safe_dump(result.to_data(), sort_keys=False, allow_unicode=True), encoding="utf-8")
 
 
 def _default_sandbox(out: Path) -> Sandbox:
@@ -270,7 +285,7 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
         try:
             task = load_task_dir(out)
         except Exception as exc:  # noqa: BLE001 - the step's tests are unreadable: say why and go on
-            step.reason = f"its tests cannot be read: {exc}"
+            step.reason, step.cause = f"its tests cannot be read: {exc}", "unreadable"
             return step
         turn = task.turns[-1]
         earlier = list(task.turns[:-1])
@@ -284,6 +299,7 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
             (step.hypothesis if sources.uses_hypothesis(rel, names) else ids).append(tid)
         if not ids:
             step.reason = "its test files hold no test" + (" but hypothesis-driven ones" if step.hypothesis else "")
+            step.cause = "no-tests"
             return step
         try:
             outcomes_before = [_run(task, [turn], before, scratch, sandbox, timeout, ids) for _ in range(runs)]
@@ -291,7 +307,7 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
             outcomes_after = [_run(task, [*earlier, turn] if n == 0 else [turn], after, scratch, sandbox, timeout,
                                    [*keep_earlier, *ids] if n == 0 else ids) for n in range(runs)]  # fmt: skip
         except _Void as exc:  # e.g. hypothesis tracing a failing test, which the audit hook stops
-            step.reason = f"the grader voided a run of its tests: {exc}"
+            step.reason, step.cause = f"the grader voided a run of its tests: {exc}", "voided"
             return step
         status_before = [by_base_id(o, ids) for o in outcomes_before]
         status_after = [by_base_id(o, ids) for o in outcomes_after]
@@ -315,6 +331,11 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
         step.retires = [tid for tid in keep_earlier if earlier_after[tid].status != "passed"]
         if not step.tests:
             step.reason = _no_tests_reason(step, ids, unchanged)
+            if step.not_running:
+                step.first_error = next(status_after[0][t].message for t in step.not_running)[:500]
+                step.cause = classify(step.first_error, trees[index][1], after)
+            else:
+                step.cause = "flaky" if step.flaky else "no-fail-to-pass"
             return step
         step.status, step.turn = "kept", turn_id
         spec = {"title": snapshot.title or snapshot.ref, "kind": "feature", "prompts": ["(draft)", "(draft 2)"],
@@ -337,6 +358,35 @@ def _no_tests_reason(step: Step, ids: list[str], unchanged: set[str]) -> str:
     changed = [tid for tid in ids if tid not in unchanged]
     parts.append(f"none of the {len(changed)} new or changed test(s) fails before the step and passes after")
     return "; ".join(parts)
+
+
+#: The causes a dropped step is classified by.
+CAUSES = ("missing-test-dependency", "import-root", "collection-error", "failing-assertion", "failing-test", "timeout",
+          "flaky", "no-fail-to-pass", "no-tests", "unreadable", "voided")  # fmt: skip
+_NO_MODULE = re.compile(r"No module named '([\w.]+)'")
+
+
+def classify(message: str, tests: Mapping[str, str], product: Mapping[str, str]) -> str:
+    """The cause a test's first error names: a module neither the product nor the tests
+    hold is a missing test dependency; one the tests folder holds, imported by its top-level
+    name, is the tests' import root; other errors before the test runs are collection
+    errors; then a timeout, a failing assertion or another exception."""
+    missing = _NO_MODULE.search(message)
+    if missing:
+        top = missing[1].split(".")[0]
+        if any(top in (*rel.split("/")[:-1], rel.rsplit("/", 1)[-1].removesuffix(".py")) for rel in tests):
+            return "import-root"
+        if any(rel.split("/")[0].removesuffix(".py") == top for rel in product):
+            return "collection-error"
+        return "missing-test-dependency"
+    lowered = message.lower()
+    if "timed out" in lowered or "timeout" in lowered:
+        return "timeout"
+    if any(kind in message for kind in ("ImportError", "SyntaxError", "NameError", "collect", "fixture")):
+        return "collection-error"
+    if "AssertionError" in message or message.lstrip().startswith("assert"):
+        return "failing-assertion"
+    return "failing-test"
 
 
 class _Void(Exception):
