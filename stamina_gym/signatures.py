@@ -106,7 +106,9 @@ def _shape_of_def(args: ast.arguments, told: str) -> Shape:
 
 
 def seed_shapes(files: Mapping[str, str]) -> dict[str, list[Shape]]:
-    """The shapes of the functions and methods a repository defines (``self`` and ``cls`` aside)."""
+    """The shapes of the functions and methods a repository defines at module level or in
+    its classes (``self`` and ``cls`` aside); a function nested in another is no
+    interface of the repository."""
     found: dict[str, list[Shape]] = {}
     for rel, text in files.items():
         if not rel.endswith(".py"):
@@ -115,9 +117,13 @@ def seed_shapes(files: Mapping[str, str]) -> dict[str, list[Shape]]:
             tree = ast.parse(text)
         except SyntaxError:
             continue
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                found.setdefault(node.name, []).append(_shape_of_def(node.args, f"{rel}: def {node.name}"))
+        bodies = [tree.body]
+        while bodies:
+            for node in bodies.pop():
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    found.setdefault(node.name, []).append(_shape_of_def(node.args, f"{rel}: def {node.name}"))
+                elif isinstance(node, ast.ClassDef):
+                    bodies.append(node.body)
     return found
 
 
