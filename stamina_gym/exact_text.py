@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from stamina_gym.interfaces import _read_seed, _render
+from stamina_gym.interfaces import _read_seed, _render, turn_cached
 from stamina_gym.task import Task, Turn
 
 _OUTPUT = re.compile(r"\b(?:stdout|stderr|out|err|output|lines|readouterr)\b")
@@ -110,14 +110,18 @@ def told_text(task: Task, turn: Turn, params: Mapping[str, str | int]) -> list[s
     turn up to it, the text every paraphrase has in common is what counts, so each
     paraphrase is kept and a piece must be in all of one turn's; then the seed and the
     support code."""
-    texts = []
-    for earlier in task.turns[: turn.index]:
-        texts.append([" ".join(_render(p, params).split()).casefold() for p in earlier.spec.prompts])
+    texts = [_prompt_texts(earlier, params) for earlier in task.turns[: turn.index]]
     files = dict(_read_seed(task.seed_dir))
     if task.support_dir:
         files.update(_read_seed(task.support_dir))
     texts.append([" ".join(" ".join(files.values()).split()).casefold()])
     return [" \u241e ".join(group) for group in texts]  # one entry per turn, paraphrases kept apart
+
+
+@turn_cached
+def _prompt_texts(turn: Turn, params: Mapping[str, str | int]) -> list[str]:
+    """Each paraphrase of ``turn`` rendered, whitespace collapsed and case folded."""
+    return [" ".join(_render(p, params).split()).casefold() for p in turn.spec.prompts]
 
 
 def check_turn(task: Task, turn: Turn, params: Mapping[str, str | int]) -> list[Demanded]:

@@ -347,14 +347,22 @@ def _without(text: str, planted: Iterable[str]) -> str:
     return text
 
 
-_TOLD: dict[tuple, Told] = {}
+def turn_cached(fn):
+    """``fn(turn, params)`` computed once per version of the turn's ``turn.yaml`` and
+    params: a check of turn k reads what every earlier turn told."""
+    memo: dict[tuple, object] = {}
+
+    @functools.wraps(fn)
+    def cached(turn: Turn, params: Mapping[str, str | int]):
+        key = (turn.dir, turn.dir.joinpath("turn.yaml").stat().st_mtime_ns, tuple(sorted(params.items())))
+        if key not in memo:
+            memo[key] = fn(turn, params)
+        return memo[key]
+
+    return cached
 
 
-def _told_by_cached(turn: Turn, params: tuple) -> Told:
-    key = (turn.dir, turn.dir.joinpath("turn.yaml").stat().st_mtime_ns, params)
-    if key not in _TOLD:
-        _TOLD[key] = told_by(turn, dict(params))
-    return _TOLD[key]
+_told_by_cached = turn_cached(told_by)
 
 
 def _render(text: str, params: Mapping[str, str | int]) -> str:
@@ -375,7 +383,6 @@ def contract(task: Task, turn: Turn, tree: Mapping[str, str], params: Mapping[st
     the agent was told it: ``"seed"``, ``"turn N"`` (the first turn naming it) or None
     (nobody did). ``tree`` is the reference's repository after the turn (path -> text)."""
     seed = _read_seed(task.seed_dir)
-    params_key = tuple(sorted(params.items()))
     tops = packages(tree)
     defined, spelt = definitions(tree, tops)
     # what the agent knew after each source, the seed first: a dotted name may be told in
@@ -383,7 +390,7 @@ def contract(task: Task, turn: Turn, tree: Mapping[str, str], params: Mapping[st
     labels = ["seed", *(f"turn {earlier.index}" for earlier in task.turns[: turn.index])]
     known = [Told.repository(seed)]
     for earlier in task.turns[: turn.index]:
-        known.append(known[-1] | _told_by_cached(earlier, params_key))
+        known.append(known[-1] | _told_by_cached(earlier, params))
     found: dict[tuple[str, str], tuple[Use, str | None]] = {}
     for path in turn.tests:
         source = path.read_text(encoding="utf-8")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import threading
+from collections.abc import Iterator, Mapping
 
 _LOCK = threading.Lock()
 
@@ -19,3 +20,14 @@ def parse(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
             return ast.parse(source, filename=filename)
         except SystemError:
             return ast.parse(source, filename=filename)
+
+
+def modules(files: Mapping[str, str]) -> Iterator[tuple[str, ast.Module]]:
+    """Each Python file of ``files`` (path -> text) that parses, with its tree, in the
+    mapping's order; a file that does not parse is left out."""
+    for rel, text in files.items():
+        if rel.endswith(".py"):
+            try:
+                yield rel, parse(text)
+            except SyntaxError:
+                continue

@@ -29,7 +29,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from stamina_gym.interfaces import _BUILTIN_ATTRIBUTES, _CODE_SPAN, _read_seed, _render, definitions, packages
+from stamina_gym import pyast
+from stamina_gym.interfaces import _BUILTIN_ATTRIBUTES, _CODE_SPAN, _read_seed, _render, definitions, packages, turn_cached
 from stamina_gym.task import Task, Turn
 
 _CALL = re.compile(r"([A-Za-z_][\w.]*)\(([^()]*)\)")
@@ -110,13 +111,7 @@ def seed_shapes(files: Mapping[str, str]) -> dict[str, list[Shape]]:
     its classes (``self`` and ``cls`` aside); a function nested in another is no
     interface of the repository."""
     found: dict[str, list[Shape]] = {}
-    for rel, text in files.items():
-        if not rel.endswith(".py"):
-            continue
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
-            continue
+    for rel, tree in pyast.modules(files):
         bodies = [tree.body]
         while bodies:
             for node in bodies.pop():
@@ -159,6 +154,7 @@ def _base(node: ast.expr) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
+@turn_cached
 def _turn_shapes(turn: Turn, params: Mapping[str, str | int]) -> dict[str, list[Shape]]:
     """The shapes any paraphrase of ``turn`` or its spec's answers give."""
     table: dict[str, list[Shape]] = {}

@@ -37,7 +37,7 @@ from typing import Callable, Mapping, Sequence
 
 import yaml
 
-from stamina_gym import collection, interfaces
+from stamina_gym import collection, interfaces, pyast
 from stamina_gym.config import SandboxConfig
 from stamina_gym.errors import ConfigError
 from stamina_gym.grading.grade import by_base_id
@@ -558,13 +558,7 @@ def _new_public_names(before: Mapping[str, str], after: Mapping[str, str]) -> li
 
     def defined(files: Mapping[str, str]) -> list[str]:
         names = []
-        for rel, text in sorted(files.items()):
-            if not rel.endswith(".py"):
-                continue
-            try:
-                tree = ast.parse(text)
-            except SyntaxError:
-                continue
+        for _, tree in pyast.modules(dict(sorted(files.items()))):
             for node in tree.body:
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
                     names.append(node.name)
