@@ -127,6 +127,24 @@ collect_ignore = ["data"]
 MINI = DATA / "mini"
 
 
+def mini_task(tmp_path: Path, tests: dict[str, str], **spec: Any):
+    """A copy of the mini task whose first turn holds ``tests`` (file name in its tests
+    folder -> text) and ``spec`` over its turn.yaml: a task to plant a defect in."""
+    import shutil
+
+    import yaml
+
+    from stamina_gym.task import load_task_dir
+
+    root = tmp_path / "mini"
+    shutil.copytree(MINI, root)
+    for name, text in tests.items():
+        (root / "turns/01-add/tests" / name).write_text(text, encoding="utf-8")
+    spec_path = root / "turns/01-add/turn.yaml"
+    spec_path.write_text(yaml.safe_dump(yaml.safe_load(spec_path.read_text(encoding="utf-8")) | spec), encoding="utf-8")
+    return load_task_dir(root)
+
+
 def mini_env(**overrides) -> StaminaEnv:
     config = EnvConfig(id="Mini-v0", task=str(MINI))
     return StaminaEnv(config, **overrides)

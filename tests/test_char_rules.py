@@ -6,14 +6,11 @@ speak to are left alone."""
 
 from __future__ import annotations
 
-import shutil
 
-import yaml
 
 from stamina_gym import char_rules
-from stamina_gym.task import load_task_dir
 from stamina_gym.validate import check_data
-from tests.conftest import DATA
+from tests.conftest import mini_task
 
 TESTS = '''import pytest
 
@@ -42,13 +39,7 @@ RULES = {
 
 
 def _mini(tmp_path, tests=TESTS, rules=RULES):
-    root = tmp_path / "mini"
-    shutil.copytree(DATA / "mini", root)
-    (root / "turns/01-add/tests/test_label.py").write_text(tests, encoding="utf-8")
-    spec_path = root / "turns/01-add/turn.yaml"
-    spec = yaml.safe_load(spec_path.read_text(encoding="utf-8")) | rules
-    spec_path.write_text(yaml.safe_dump(spec), encoding="utf-8")
-    return load_task_dir(root)
+    return mini_task(tmp_path, {"test_label.py": tests}, **rules)
 
 
 def test_a_case_the_stated_rules_classify_the_other_way_is_named(tmp_path):

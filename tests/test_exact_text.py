@@ -5,13 +5,10 @@ f-string values are not wording to give."""
 
 from __future__ import annotations
 
-import shutil
 
-import yaml
 
 from stamina_gym import exact_text
-from stamina_gym.task import load_task_dir
-from tests.conftest import DATA
+from tests.conftest import mini_task
 
 PLANTED = '''import calc
 
@@ -31,14 +28,7 @@ def test_the_sum_of_a_title(capsys):
 
 
 def _mini(tmp_path, prompts):
-    root = tmp_path / "mini"
-    shutil.copytree(DATA / "mini", root)
-    (root / "turns/01-add/tests/test_add.py").write_text(PLANTED, encoding="utf-8")
-    spec_path = root / "turns/01-add/turn.yaml"
-    spec = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
-    spec["prompts"] = prompts
-    spec_path.write_text(yaml.safe_dump(spec), encoding="utf-8")
-    return load_task_dir(root)
+    return mini_task(tmp_path, {"test_add.py": PLANTED}, prompts=prompts)
 
 
 def test_output_wording_no_paraphrase_gives_is_named(tmp_path):

@@ -4,13 +4,10 @@ paraphrase that lacks it; paraphrases that state the same facts differ in nothin
 
 from __future__ import annotations
 
-import shutil
 
-import yaml
 
 from stamina_gym import paraphrases
-from stamina_gym.task import load_task_dir
-from tests.conftest import DATA
+from tests.conftest import mini_task
 
 TEST = '''import calc
 
@@ -22,13 +19,7 @@ def test_sums_are_capped():
 
 
 def _mini(tmp_path, prompts):
-    root = tmp_path / "mini"
-    shutil.copytree(DATA / "mini", root)
-    (root / "turns/01-add/tests/test_add.py").write_text(TEST, encoding="utf-8")
-    spec_path = root / "turns/01-add/turn.yaml"
-    spec = yaml.safe_load(spec_path.read_text(encoding="utf-8")) | {"prompts": prompts}
-    spec_path.write_text(yaml.safe_dump(spec), encoding="utf-8")
-    return load_task_dir(root)
+    return mini_task(tmp_path, {"test_add.py": TEST}, prompts=prompts)
 
 
 def test_a_checked_fact_one_paraphrase_lacks_is_named(tmp_path):

@@ -5,13 +5,10 @@ the called name, not against any parameter of any function."""
 
 from __future__ import annotations
 
-import shutil
 
-import yaml
 
 from stamina_gym import signatures
-from stamina_gym.task import load_task_dir
-from tests.conftest import DATA
+from tests.conftest import mini_task
 
 #: A test that calls ``calc.add`` with a third positional argument and a keyword.
 PLANTED = '''import calc
@@ -26,14 +23,7 @@ REFERENCE_AFTER = {"calc/__init__.py": '"""Tiny calculator."""\n\n\ndef add(a, b
 
 
 def _mini(tmp_path, prompts):
-    root = tmp_path / "mini"
-    shutil.copytree(DATA / "mini", root)
-    (root / "turns/01-add/tests/test_add.py").write_text(PLANTED, encoding="utf-8")
-    spec_path = root / "turns/01-add/turn.yaml"
-    spec = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
-    spec["prompts"] = prompts
-    spec_path.write_text(yaml.safe_dump(spec), encoding="utf-8")
-    return load_task_dir(root)
+    return mini_task(tmp_path, {"test_add.py": PLANTED}, prompts=prompts)
 
 
 def _misfits(task):
