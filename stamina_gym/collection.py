@@ -9,6 +9,12 @@ pytest's defaults (the harness runs it with an empty ini file) decide what is a 
   any name; their ``test*`` methods count, inherited ones included;
 * a class that sets ``__test__ = False`` (or inherits it) holds no tests.
 
+Definitions inside module-level ``if`` and ``try`` blocks count from every branch
+(``if six.PY3: def test_x...``): which branch runs is known only when the module runs, so
+the reading is the union, and a counted test that pytest does not collect is graded as
+missing (``validate`` reports the reference failing it: a turn's ``tests:`` then leaves it
+out, as mining does for every test that did not run).
+
 Base classes are followed through the module itself and through modules it imports that
 lie in the turn's tests folder or in the task's test support (``from .base import Mixin``,
 ``from helpers import Mixin``, ``import helpers``); a base found nowhere counts as a
@@ -28,6 +34,7 @@ from typing import Sequence
 from stamina_gym import pyast
 
 TEST_FILE_PATTERNS = ("test_*.py", "*_test.py")
+_TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))  # ``try``, and ``try``/``except*`` from Python 3.11
 
 
 @dataclass(frozen=True)
@@ -202,10 +209,27 @@ def _read(path: Path) -> _Module | None:
     return _read_cached(str(path), info.st_mtime_ns, info.st_size)
 
 
+def module_level(body: Sequence[ast.stmt]) -> list[ast.stmt]:
+    """The statements of a module's ``body`` that run at its top level, those of every
+    branch of its ``if`` and ``try`` blocks included, in source order."""
+    found = []
+    for node in body:
+        if isinstance(node, ast.If):
+            found += module_level(node.body) + module_level(node.orelse)
+        elif isinstance(node, _TRY):
+            found += module_level(node.body)
+            for handler in node.handlers:
+                found += module_level(handler.body)
+            found += module_level(node.orelse) + module_level(node.finalbody)
+        else:
+            found.append(node)
+    return found
+
+
 def _module(path: Path, text: str) -> _Module:
     tree = pyast.parse(text, filename=str(path))
     module = _Module(path)
-    for node in tree.body:
+    for node in module_level(tree.body):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             module.names.pop(node.name, None)
             module.names[node.name] = node

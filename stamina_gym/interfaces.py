@@ -46,6 +46,7 @@ _CALLED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _DOTTED = re.compile(r"[A-Za-z_][\w]*(?:[./][A-Za-z_][\w]*)+")
 _PATH_IN_SPAN = re.compile(r"(?<![\w.])/[\w\-/{}.?=&]*")
 _ROUTE = re.compile(r"^/[A-Za-z0-9_\-/{}.]*(?:\?.*)?$")
+_MODULE_PATH = re.compile(r"\w+(?:\.\w+)+")
 _FLAG = re.compile(r"^--[A-Za-z][\w-]*$")
 _ENV = re.compile(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+$")
 #: Keys of a WSGI or CGI environ, and the interpreter's own variables: not the product's.
@@ -231,7 +232,7 @@ def uses(source: str, file: str, tops: Iterable[str]) -> list[Use]:
                 add("flag", text, node)
             elif _ENV.match(text) and text not in _STANDARD_ENV and not text.startswith("HTTP_"):
                 add("env", text, node)
-            elif product(text) and re.fullmatch(r"[\w.]+", text) and "." in text:
+            elif product(text) and _MODULE_PATH.fullmatch(text):  # "pkg.moves." + name is built, not named
                 add("module", text, node)
     return found
 

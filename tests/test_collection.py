@@ -156,6 +156,44 @@ def test_the_static_collection_is_what_pytest_collects(tmp_path):
     assert not {tid for tid in static if "Quiet" in tid or "Disabled" in tid or "WithInit" in tid or "Helper" in tid}
 
 
+
+BRANCHED = """
+import sys
+
+if sys.version_info >= (3,):
+    def test_on_python_3():
+        pass
+
+    class TestThree:
+        def test_method(self):
+            pass
+else:
+    def test_on_python_2():
+        pass
+
+try:
+    import json
+except ImportError:
+    def test_without_json():
+        pass
+else:
+    def test_with_json():
+        pass
+"""
+
+
+def test_tests_in_every_branch_of_a_module_level_if_or_try_are_counted(tmp_path):
+    """pytest collects the branch that runs; the reading counts every branch, so what
+    pytest collects is always counted, and the branch not taken is graded as missing."""
+    root = tmp_path / "tests"
+    root.mkdir()
+    (root / "__init__.py").write_text("")
+    (root / "test_branched.py").write_text(BRANCHED)
+    static, collected = _static(root), _pytest_collects(root)
+    assert collected == {"test_branched.py::test_on_python_3", "test_branched.py::TestThree::test_method",
+                         "test_branched.py::test_with_json"}  # fmt: skip
+    assert static - collected == {"test_branched.py::test_on_python_2", "test_branched.py::test_without_json"}
+
 def test_a_base_that_cannot_be_read_is_reported(tmp_path):
     path = tmp_path / "test_x.py"
     path.write_text("from elsewhere import Mixin\n\n\nclass TestThing(Mixin):\n    def test_a(self):\n        pass\n")

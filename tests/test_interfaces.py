@@ -65,6 +65,16 @@ def test_uses_follow_product_values_and_read_routes_options_and_variables():
     assert not {use for use in found if use[1] in ("call", "monkeypatch", "setenv", "raises")}
 
 
+
+def test_a_module_name_built_at_run_time_is_no_module_named():
+    """``__import__("shop.moves." + name)`` names a prefix, not a module (six's tests import
+    each of its moves so); a whole dotted name in a string is a module the test uses."""
+    source = 'import importlib\n\n\ndef test_moves():\n    for name in ("a", "b"):\n        __import__("shop.moves." + name)\n' \
+             '    importlib.import_module("shop.cart")\n'
+    found = kinds(interfaces.uses(source, "t.py", {"shop"}))
+    assert ("module", "shop.cart") in found
+    assert not {use for use in found if use[0] == "module" and use[1].endswith(".")}
+
 def test_prose_names_code_only_in_code_form():
     told = Told.prose("Please create a todo for each archive entry. Add `set_tags(todo_id, tags)` and a "
                       "`POST /todos/{id}/archive` route; `TodoService.create(title, due=None)` keeps working, "

@@ -65,6 +65,10 @@ _MUTABLE = frozenset({"_pytest.assertion.util._reprcompare", "_pytest.assertion.
 #: blamed on, and a ResourceWarning from the garbage collector is blamed on whatever frame
 #: runs, pytest's own included. Rebinding either is still a change.
 _ADDED = frozenset({"_pytest_diamond_inheritance_warning_shown", "__warningregistry__"})
+#: Import metadata the import system rebinds: a loader that hands back a module under another
+#: name (six's ``six.moves.builtins`` is the builtins module) gets it that name's
+#: ``__spec__``. It decides no verdict.
+_IMPORT_METADATA = frozenset({"__spec__"})
 _BAD_EVENTS = frozenset({
     "gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrace", "sys.setprofile",
     "sys._current_frames", "code.__new__", "sys.monitoring.register_callback", "sys.monitoring.set_events",
@@ -1329,7 +1333,7 @@ def _changed(prints):
                 continue
             changed.append(f"{label}.{attr} was {'added' if attr in now else 'deleted'}")
         for attr, old in zip(keys, values):
-            if attr in now and now[attr] is not old and f"{label}.{attr}" not in _MUTABLE:
+            if attr in now and now[attr] is not old and f"{label}.{attr}" not in _MUTABLE and attr not in _IMPORT_METADATA:
                 changed.append(f"{label}.{attr} was rebound")
     return changed
 

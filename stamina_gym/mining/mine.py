@@ -445,7 +445,7 @@ class _TestSources:
             def given(node: ast.AST) -> bool:
                 return any(re.search(r"\bgiven\b", ast.unparse(d)) for d in getattr(node, "decorator_list", []))
 
-            for node in tree.body:
+            for node in collection.module_level(tree.body):
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     found[(node.name,)] = ast.get_source_segment(text, node) or ""
                     if given(node):
