@@ -13,6 +13,7 @@ import yaml
 
 from stamina_gym.errors import ConfigError
 from stamina_gym.mining.mine import classify, diff_trees, mine, relative_imports, split
+from stamina_gym.mining.recipe import load_recipe
 from stamina_gym.mining.sources import Snapshot, git_snapshots
 from stamina_gym.task import SourceFix, load_task_dir
 from stamina_gym.validate import validate_task
@@ -383,16 +384,79 @@ def test_a_mining_that_keeps_nothing_leaves_its_reasons_classified(tmp_path):
         "tests/test_shout.py": "import pretend_not_installed\nfrom shout import shout\n\n\ndef test_upper():\n    assert shout('a') == 'A'\n"})  # fmt: skip
     imports_its_helpers = Snapshot("3", "Release 3", files={
         "shout.py": "def shout(text):\n    return text.upper() + '!'\n",
-        "tests/helpers_of_mine.py": "BANG = '!'\n",
+        "tests/helpers/helpers_of_mine.py": "BANG = '!'\n",
         "tests/test_shout.py": "from helpers_of_mine import BANG\nfrom shout import shout\n\n\ndef test_bang():\n    assert shout('a') == 'A' + BANG\n"})  # fmt: skip
     out = tmp_path / "quiet"
     with pytest.raises(ConfigError, match="nothing to mine; why each was dropped: .*mining.yaml"):
-        mine([seed, needs_a_dependency, imports_its_helpers], out, runs=1)
+        mine([seed, needs_a_dependency, imports_its_helpers], out, runs=1)  # helpers/ is no import root by default
     assert sorted(p.name for p in out.iterdir()) == ["mining.yaml"]  # no half task, the reasons kept
     report = yaml.safe_load((out / "mining.yaml").read_text(encoding="utf-8"))
     assert [(s["ref"], s["cause"]) for s in report["steps"]] == [("2", "missing-test-dependency"), ("3", "import-root")]
     assert "pretend_not_installed" in report["steps"][0]["first_error"]
     assert report["kept"] == 0 and report["candidates"] == 2
+
+
+def _wheel(folder: Path, name: str, module: str) -> Path:
+    """A pure-Python wheel of one module, made by hand (pip installs it offline)."""
+    import base64
+    import hashlib
+    import zipfile
+
+    files = {f"{name}.py": module, f"{name}-1.0.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n",
+             f"{name}-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}  # fmt: skip
+    record = [f"{rel},sha256={base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b'=').decode()},"
+              f"{len(text.encode())}" for rel, text in files.items()]  # fmt: skip
+    files[f"{name}-1.0.dist-info/RECORD"] = "\n".join([*record, f"{name}-1.0.dist-info/RECORD,,"]) + "\n"
+    path = folder / f"{name}-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as archive:
+        for rel, text in files.items():
+            archive.writestr(rel, text)
+    return path
+
+
+def test_a_recipe_names_what_the_project_needs_and_the_steps_are_kept(tmp_path):
+    """The steps the mining above dropped for a test dependency and an import root are kept
+    with a recipe that names them (a dependency installed into the task's support, the
+    helpers' folder); the tests folder itself is an import root without one; an ignored
+    folder is neither product nor test; the recipe goes with the task."""
+    seed = Snapshot("1", "Release 1", files={"shout.py": "def shout(text):\n    return text\n",
+                                             "bench/run.py": "import shout\n",
+                                             "tests/test_shout.py": "from shout import shout\n\n\ndef test_same():\n    assert shout('a') == 'a'\n"})  # fmt: skip
+    needs_a_dependency = Snapshot("2", "Release 2", files={
+        "shout.py": "def shout(text):\n    return text.upper()\n", "bench/run.py": "import shout  # faster\n",
+        "tests/test_shout.py": "import loudcheck\nfrom shout import shout\n\n\ndef test_upper():\n    loudcheck.loud(shout('a'))\n"})  # fmt: skip
+    imports_its_helpers = Snapshot("3", "Release 3", files={
+        "shout.py": "def shout(text):\n    return text.upper() + '!'\n",
+        "tests/helpers/helpers_of_mine.py": "BANG = '!'\n", "tests/common.py": "import loudcheck\n\nloud = loudcheck.loud\n",
+        "tests/test_shout.py": "import common as c\nfrom helpers_of_mine import BANG\nfrom shout import shout\n\n\n"
+                               "def test_bang():\n    c.loud(shout('a'))\n    assert shout('a').endswith(BANG)\n"})  # fmt: skip
+    wheel = _wheel(tmp_path, "loudcheck", "def loud(text):\n    assert text.isupper(), text\n")
+    recipe_file = tmp_path / "recipe.yaml"
+    recipe_file.write_text(yaml.safe_dump({"test_dependencies": [str(wheel)], "test_import_roots": [".", "helpers"],
+                                           "ignore": ["bench/**"], "notes": "loudcheck is the tests' own checker"}))  # fmt: skip
+    result = mine([seed, needs_a_dependency, imports_its_helpers], tmp_path / "loud", recipe=load_recipe(recipe_file), runs=1)
+    assert [(s.ref, s.status) for s in result.steps] == [("2", "kept"), ("3", "kept")], [s.reason for s in result.steps]
+    task = load_task_dir(result.task)
+    assert (task.root / "support" / "loudcheck.py").is_file() and (task.root / "recipe.yaml").is_file()
+    assert not (task.root / "repo" / "bench").exists() and not any("bench/" in t.reference_patch for t in task.turns)
+    test_text = (task.turns[1].dir / "tests" / "test_shout.py").read_text()
+    assert test_text.startswith("from . import common as c\nfrom .helpers.helpers_of_mine import BANG\nfrom shout import shout")
+
+
+def test_a_bad_recipe_is_named(tmp_path):
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text("test_dependencies: [pretend]\ntest_import_root: tests\n")
+    with pytest.raises(ConfigError, match=r"recipe.yaml: .*test_import_root"):
+        load_recipe(recipe)
+    with pytest.raises(ConfigError, match="no such recipe file"):
+        load_recipe(tmp_path / "absent.yaml")
+    recipe.write_text(yaml.safe_dump({"test_dependencies": [str(tmp_path / "no-such-1.0-py3-none-any.whl")]}))
+    out = tmp_path / "out"
+    seed = Snapshot("1", "R1", files={"a.py": "A = 1\n", "tests/test_a.py": "def test_a():\n    pass\n"})
+    step = Snapshot("2", "R2", files={"a.py": "A = 2\n", "tests/test_a.py": "def test_a():\n    assert 1\n"})
+    with pytest.raises(ConfigError, match="test_dependencies did not install"):
+        mine([seed, step], out, recipe=load_recipe(recipe), runs=1)
+    assert not out.exists()
 
 
 def test_a_first_error_is_classified():

@@ -21,6 +21,9 @@ def add_parser(sub) -> None:
     mine.add_argument("--versions", nargs="+", metavar="V",
                       help="pypi: FIRST:LAST (every release between, inclusive) or the releases in order; the first is the seed")
     mine.add_argument("--cache", default=str(DEFAULT_CACHE), help="pypi: where sdists are kept (default: %(default)s)")
+    mine.add_argument("--recipe", metavar="FILE",
+                      help="what the project needs: test dependencies, the tests' import roots, source fixes, files to "
+                           "ignore (a YAML file; stamina_gym.mining.recipe documents it; copied into the task)")
     mine.add_argument("--fix", nargs=3, action="append", default=[], metavar=("GLOB", "OLD", "NEW"),
                       help="a source fix applied to every snapshot, e.g. '**/*.py' 'collections.Mapping' "
                            "'collections.abc.Mapping' (repeatable; recorded in task.yaml)")
@@ -31,6 +34,7 @@ def add_parser(sub) -> None:
 
 def cmd_mine(args: argparse.Namespace) -> int:
     from stamina_gym.mining.mine import mine
+    from stamina_gym.mining.recipe import load_recipe
     from stamina_gym.mining.sources import git_snapshots, index_versions, pypi_snapshots
     from stamina_gym.task import SourceFix
     from stamina_gym.task import load_task_dir
@@ -42,6 +46,7 @@ def cmd_mine(args: argparse.Namespace) -> int:
     if args.runs < 1:
         raise ConfigError(f"--runs {args.runs}: at least one run is needed")
     fixes = [SourceFix(path=glob, old=old, new=new) for glob, old, new in args.fix]
+    recipe = load_recipe(Path(args.recipe)) if args.recipe else None
     if args.source.startswith("pypi:"):
         name = args.source.removeprefix("pypi:")
         if not args.versions:
@@ -53,7 +58,7 @@ def cmd_mine(args: argparse.Namespace) -> int:
             raise ConfigError("git sources need --seed REF (the commit the task starts from)")
         snapshots = git_snapshots(Path(args.source), seed=args.seed, until=args.until, commits=args.commits or ())
     progress(f"{len(snapshots)} snapshots: {snapshots[0].ref[:12]} .. {snapshots[-1].ref[:12]}")
-    result = mine(snapshots, Path(args.out), fixes=fixes, runs=args.runs, progress=progress)
+    result = mine(snapshots, Path(args.out), fixes=fixes, recipe=recipe, runs=args.runs, progress=progress)
     print(f"\nyield: {len(result.kept)} turn(s) from {result.candidates} candidate step(s) ({result.rate:.0%}); "
           f"report in {result.task / 'mining.yaml'}")  # fmt: skip
     for step in result.steps:

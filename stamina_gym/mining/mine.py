@@ -42,6 +42,7 @@ from stamina_gym.config import SandboxConfig
 from stamina_gym.errors import ConfigError
 from stamina_gym.grading.grade import by_base_id
 from stamina_gym.hidden_runner import run_hidden_tests
+from stamina_gym.mining.recipe import RECIPE_FILE, Recipe, install_test_dependencies
 from stamina_gym.mining.sources import Snapshot
 from stamina_gym.sandbox import Sandbox
 from stamina_gym.task import SourceFix, Task, load_task_dir
@@ -68,13 +69,16 @@ def is_test_file(rel: str, text: str = "") -> bool:
         return True
 
 
-def split(files: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+def split(files: Mapping[str, str], import_roots: Sequence[str] = (".",)) -> tuple[dict[str, str], dict[str, str]]:
     """(product files, test files relative to their tests folder). The tests folder is
     the shallowest ``tests``/``test`` folder of a path; test files outside any such
     folder keep their path; a ``src/`` layout is laid flat. Imports of the tests package by its absolute name
     (``from tests.helpers import x``) become relative ones: hidden tests must never import
-    a module of that name from the agent's tree."""
+    a module of that name from the agent's tree. So do imports by top-level name of the
+    modules in ``import_roots`` (folders of the tests folder, ``.`` the folder itself), when
+    the product has no module of that name (``from common import x``, ``tests/common.py``)."""
     product, tests = {}, {}
+    depths = {}
     for rel, text in files.items():
         if is_test_file(rel, text):
             parts = PurePosixPath(rel).parts
@@ -82,10 +86,56 @@ def split(files: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
             inner = "/".join(parts[cut + 1 :]) if cut is not None else rel
             if cut is not None and rel.endswith(".py"):
                 text = relative_imports(text, ".".join(parts[: cut + 1]), len(parts) - cut - 2)
+                depths[inner] = len(parts) - cut - 2
             tests[inner] = text
         elif not NOT_PRODUCT.match(rel):
             product[rel] = text
-    return _flat(product), tests
+    product = _flat(product)
+    rooted = _root_modules(tests, import_roots, {rel.split("/")[0].removesuffix(".py") for rel in product})
+    if rooted:
+        for inner, depth in depths.items():
+            tests[inner] = rooted_imports(tests[inner], rooted, depth)
+    return product, tests
+
+
+def _root_modules(tests: Mapping[str, str], roots: Sequence[str], product_tops: set[str]) -> dict[str, str]:
+    """Top-level name -> its dotted path in the tests folder, for the modules and packages of
+    ``roots`` that the product does not also hold (the first root that has a name wins)."""
+    found: dict[str, str] = {}
+    for root in roots:
+        prefix = "" if root.strip("/") in ("", ".") else root.strip("/") + "/"
+        for rel in tests:
+            if not rel.startswith(prefix) or not rel.endswith(".py"):
+                continue
+            first = rel[len(prefix) :].split("/")
+            name = first[0].removesuffix(".py")
+            if name.isidentifier() and name != "conftest" and name not in product_tops:
+                found.setdefault(name, f"{prefix.replace('/', '.')}{name}")
+    return found
+
+
+def rooted_imports(text: str, modules: Mapping[str, str], depth: int) -> str:
+    """``text`` (a test module ``depth`` folders below the tests folder) with imports of
+    ``modules`` by top-level name (name -> dotted path in the tests folder) made relative:
+    ``from common import x`` -> ``from .common import x``, ``import common as c`` ->
+    ``from . import common as c``. ``import common.sub`` (which binds ``common``) is left."""
+    dots = "." * (depth + 1)
+
+    def edit(node: ast.AST) -> str | None:
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            top, _, rest = node.module.partition(".")
+            if top in modules:
+                names = ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in node.names)
+                return f"from {dots}{modules[top]}{'.' + rest if rest else ''} import {names}"
+        elif isinstance(node, ast.Import) and len(node.names) == 1:
+            alias = node.names[0]
+            top = alias.name.split(".")[0]
+            if top in modules and (alias.asname or "." not in alias.name):
+                head, _, last = f"{modules[top]}{alias.name[len(top):]}".rpartition(".")
+                return f"from {dots}{head} import {last}" + (f" as {alias.asname}" if alias.asname and alias.asname != last else "")
+        return None
+
+    return _edit_imports(text, edit)
 
 
 def _flat(product: dict[str, str]) -> dict[str, str]:
@@ -105,23 +155,33 @@ def relative_imports(text: str, package: str, depth: int) -> str:
     """``text`` (a module ``depth`` folders below the tests package ``package``) with
     ``from package[.x] import y`` and ``import package.x as y`` made relative; other
     code is kept verbatim. A text that does not parse is returned as it is."""
+
+    def edit(node: ast.AST) -> str | None:
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and (
+                node.module == package or node.module.startswith(package + ".")):  # fmt: skip
+            rest = node.module[len(package) :].lstrip(".")
+            names = ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in node.names)
+            return f"from {'.' * (depth + 1)}{rest} import {names}"
+        if isinstance(node, ast.Import) and len(node.names) == 1:
+            alias = node.names[0]
+            if alias.asname and alias.name.startswith(package + "."):
+                head, _, last = alias.name[len(package) + 1 :].rpartition(".")
+                return f"from {'.' * (depth + 1)}{head} import {last} as {alias.asname}"
+        return None
+
+    return _edit_imports(text, edit)
+
+
+def _edit_imports(text: str, edit: Callable[[ast.AST], str | None]) -> str:
+    """``text`` with each import statement for which ``edit`` gives a replacement replaced,
+    the rest verbatim; a text that does not parse is returned as it is."""
     try:
         tree = ast.parse(text)
     except SyntaxError:
         return text
     lines = text.splitlines(keepends=True)
-    edits = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and (
-                node.module == package or node.module.startswith(package + ".")):  # fmt: skip
-            rest = node.module[len(package) :].lstrip(".")
-            names = ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in node.names)
-            edits.append((node, f"from {'.' * (depth + 1)}{rest} import {names}"))
-        elif isinstance(node, ast.Import) and len(node.names) == 1:
-            alias = node.names[0]
-            if alias.asname and alias.name.startswith(package + "."):
-                head, _, last = alias.name[len(package) + 1 :].rpartition(".")
-                edits.append((node, f"from {'.' * (depth + 1)}{head} import {last} as {alias.asname}"))
+    edits = [(node, replacement) for node in ast.walk(tree)
+             if isinstance(node, (ast.Import, ast.ImportFrom)) and (replacement := edit(node)) is not None]  # fmt: skip
     for node, replacement in sorted(edits, key=lambda e: (e[0].lineno, e[0].col_offset), reverse=True):
         if node.lineno != node.end_lineno:
             first, last = lines[node.lineno - 1], lines[node.end_lineno - 1]
@@ -189,25 +249,30 @@ def mine(
     task_id: str | None = None,
     title: str = "",
     fixes: Sequence[SourceFix] = (),
+    recipe: Recipe | None = None,
     sandbox: Sandbox | None = None,
     runs: int = 3,
     timeout: float = 300.0,
     progress: Callable[[str], None] = lambda line: None,
 ) -> Yield:
     """Write the task mined from ``snapshots`` into ``out`` (a new or empty folder, whose
-    name is the task id unless ``task_id`` says otherwise) and return its yield."""
+    name is the task id unless ``task_id`` says otherwise) and return its yield. The
+    ``recipe`` says what the project needs (``stamina_gym.mining.recipe``); ``fixes`` are
+    applied after its own."""
     if len(snapshots) < 2:
         raise ConfigError(f"mining needs at least two snapshots (a seed and a step), got {len(snapshots)}")
     out = Path(out)
     if out.exists() and any(out.iterdir()):
         raise ConfigError(f"{out}: the output folder exists and is not empty; mining never writes over a task")
     task_id = task_id or out.name
+    recipe = recipe or Recipe()
+    fixes = [*recipe.fixes, *fixes]
     trees = []
     for snapshot in snapshots:
-        files = dict(snapshot.files)
+        files = {rel: text for rel, text in snapshot.files.items() if not recipe.ignored(rel)}
         for fix in fixes:
             fix.apply(files)
-        trees.append(split(files))
+        trees.append(split(files, recipe.test_import_roots))
     # A step whose tests are gone (an sdist that left them out) changes no test: no candidate.
     candidates = [i for i in range(1, len(trees))
                   if trees[i][1] and trees[i][0] != trees[i - 1][0] and trees[i][1] != trees[i - 1][1]]  # fmt: skip
@@ -222,6 +287,8 @@ def mine(
     if fixes:
         meta["fixes"] = [fix.model_dump() for fix in fixes]
     _write_yaml(out / "task.yaml", meta)
+    if recipe != Recipe():
+        _write_yaml(out / RECIPE_FILE, recipe.model_dump(mode="json", exclude_defaults=True))
     owned = sandbox is None
     sandbox = sandbox or _default_sandbox(out)
     steps: list[Step] = []
@@ -229,6 +296,7 @@ def mine(
     state = 0
     scratch = Path(tempfile.mkdtemp(prefix="stamina-mine-"))
     try:
+        install_test_dependencies(recipe, out / "support", progress)
         for number, index in enumerate(candidates, 1):
             snapshot = snapshots[index]
             progress(f"candidate {number}/{len(candidates)}: {snapshot.ref[:12]} {snapshot.title[:60]}")

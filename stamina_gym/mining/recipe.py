@@ -1,0 +1,84 @@
+"""What a project needs to be mined: a recipe file (``stamina-gym mine --recipe FILE``).
+
+A project's history rarely runs as it is in a sandbox of today. Its recipe says, once per
+package, what mining cannot guess::
+
+    # recipe.yaml
+    test_dependencies: ["pretend==1.0.9", "nose"]   # pip requirements the tests import
+    test_import_roots: [".", "helpers"]   # folders of the tests folder whose modules the
+                                          # tests import by their top-level name
+    fixes:                                # text substitutions in every snapshot
+      - {path: "**/*.py", old: "collections.Mapping", new: "collections.abc.Mapping"}
+    ignore: ["benchmarks/**", "documentation/**"]   # files neither product nor test
+
+Test dependencies are installed (``pip install --target``) into the task's ``support/``
+folder, which the grader puts first on the hidden tests' path and guards as the task's
+own test support (an agent's rebinding of a dependency's function is tampering, as for
+any support module). The tests folder itself is an import root by default: ``from common
+import x`` in a test, where the tests folder holds ``common.py``, is made a relative
+import (``test_import_roots: []`` turns that off). The recipe is copied into the task as
+``recipe.yaml``, so the task says how it was made.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from stamina_gym.config import format_validation_error, load_yaml
+from stamina_gym.errors import ConfigError
+from stamina_gym.task import SourceFix, glob_matches
+
+RECIPE_FILE = "recipe.yaml"
+
+
+class Recipe(BaseModel):
+    """A package's recipe (see the module's docstring)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    test_dependencies: tuple[str, ...] = ()
+    """pip requirements (``name``, ``name==1.0``, a wheel's path) the tests import."""
+    test_import_roots: tuple[str, ...] = (".",)
+    """Folders of the tests folder (``.`` is the folder itself) whose modules the tests import
+    by their top-level name."""
+    fixes: tuple[SourceFix, ...] = ()
+    ignore: tuple[str, ...] = ()
+    """Globs of the files that are neither product nor test (``**/`` also matches at the top)."""
+    notes: str = Field(default="", description="free text: why the recipe is what it is")
+
+    def ignored(self, rel: str) -> bool:
+        return any(glob_matches(rel, pattern) for pattern in self.ignore)
+
+
+def load_recipe(path: Path) -> Recipe:
+    """The recipe in ``path``; a ConfigError that names the file and what is wrong in it."""
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such recipe file")
+    data = load_yaml(path)
+    if data is not None and not isinstance(data, dict):
+        raise ConfigError(f"{path}: a recipe is a mapping (test_dependencies, test_import_roots, fixes, ignore, notes)")
+    try:
+        return Recipe.model_validate(data or {})
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: {format_validation_error(exc)}") from None
+
+
+def install_test_dependencies(recipe: Recipe, support: Path, progress=lambda line: None) -> None:
+    """``pip install --target support`` of the recipe's test dependencies, with the
+    interpreter that runs the tests (the sandbox's Python is this one). Scripts are left
+    out; each package's metadata, its licence among them, is kept."""
+    if not recipe.test_dependencies:
+        return
+    progress(f"installing the tests' dependencies into {support}: {', '.join(recipe.test_dependencies)}")
+    command = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile",
+               "--target", str(support), *recipe.test_dependencies]  # fmt: skip
+    run = subprocess.run(command, capture_output=True, text=True)
+    if run.returncode != 0:
+        tail = "\n".join((run.stderr or run.stdout).strip().splitlines()[-6:])
+        raise ConfigError(f"the recipe's test_dependencies did not install ({' '.join(recipe.test_dependencies)}):\n{tail}")
+    shutil.rmtree(support / "bin", ignore_errors=True)
