@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from stamina_gym.errors import ConfigError
-from stamina_gym.mining.mine import classify, diff_trees, mine, relative_imports, split
+from stamina_gym.mining.mine import classify, diff_trees, error_line, mine, relative_imports, split
 from stamina_gym.mining.recipe import load_recipe
 from stamina_gym.mining.sources import Snapshot, git_snapshots
 from stamina_gym.task import SourceFix, load_task_dir
@@ -443,6 +443,27 @@ def test_a_recipe_names_what_the_project_needs_and_the_steps_are_kept(tmp_path):
     assert test_text.startswith("from . import common as c\nfrom .helpers.helpers_of_mine import BANG\nfrom shout import shout")
 
 
+def test_a_test_that_passes_on_the_seed_is_no_turns_test(tmp_path):
+    """A release breaks ``shout``, the next fixes it and adds its test, which fails just
+    before the fix but passes on the seed: an agent that never touched the code would be
+    paid for it. The step's other, new test keeps it."""
+    test = "from shout import shout, whisper\n\n\ndef test_shout():\n    assert shout('a') == 'A'\n"
+    seed = Snapshot("1", "R1", files={"shout.py": "def shout(text):\n    return text.upper()\n\n\ndef whisper(text):\n    return text\n",
+                                      "tests/test_base.py": "def test_nothing_yet():\n    pass\n"})  # fmt: skip
+    breaks_it = Snapshot("2", "R2", files={
+        "shout.py": "def shout(text):\n    return text\n\n\ndef whisper(text):\n    return text.lower()\n",
+        "tests/test_base.py": "from shout import whisper\n\n\ndef test_whisper():\n    assert whisper('A') == 'a'\n"})  # fmt: skip
+    fixes_it = Snapshot("3", "R3", files={
+        "shout.py": "def shout(text):\n    return text.upper()\n\n\ndef whisper(text):\n    return text.lower() + '...'\n",
+        "tests/test_base.py": "from shout import whisper\n\n\ndef test_whisper():\n    assert whisper('A') == 'a...'\n",
+        "tests/test_shout.py": test})  # fmt: skip
+    result = mine([seed, breaks_it, fixes_it], tmp_path / "again", runs=1)
+    last = result.steps[-1]
+    assert last.status == "kept" and last.passes_earlier == ["02-r3/test_shout.py::test_shout"]
+    assert last.tests == ["02-r3/test_base.py::test_whisper"]
+    assert load_task_dir(result.task).turns[1].spec.tests == ("test_base.py::test_whisper",)
+
+
 def test_a_bad_recipe_is_named(tmp_path):
     recipe = tmp_path / "recipe.yaml"
     recipe.write_text("test_dependencies: [pretend]\ntest_import_root: tests\n")
@@ -468,3 +489,8 @@ def test_a_first_error_is_classified():
     assert classify("AssertionError: assert 1 == 2", tests, product) == "failing-assertion"
     assert classify("the test timed out after 60 s", tests, product) == "timeout"
     assert classify("ZeroDivisionError: division by zero", tests, product) == "failing-test"
+    # a report escapes its traceback's line ends; the module raised as it was imported
+    imported = 'File "/grade/tests/t/test_six.py", line 79, in <module>\\n    @py.test.mark\\nAttributeError: module \'py\' has no attribute \'test\''
+    assert error_line(imported) == "AttributeError: module 'py' has no attribute 'test'"
+    assert classify(imported, tests, product) == "collection-error"
+    assert classify("Skipped: requires gdbm", tests, product) == "skipped"

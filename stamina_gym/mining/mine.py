@@ -11,6 +11,9 @@ state after:
   tests (``tests:`` in its turn.yaml); a test whose text is unchanged since the last kept
   turn failed before only because its module did not import there (it imports a name the
   step adds), and is one only when the turn has no other (a refactor that renames);
+* a fail-to-pass test that passes on the seed or on an earlier kept state (broken by a
+  step between, fixed by this one) is left out: the null agent keeps the seed's code, and
+  would be paid for it;
 * tests whose outcome differs between runs are flaky: dropped and listed;
 * tests of earlier kept turns that fail at this state (run once) are proposed as ``retires``.
 
@@ -217,6 +220,10 @@ class Step:
     import_only: list[str] = field(default_factory=list)
     """Unchanged tests that failed before only because their module did not import (it
     imports a name the step adds): left to the turn's other tests."""
+    passes_earlier: list[str] = field(default_factory=list)
+    """Tests that fail just before the step but pass on the seed or on an earlier kept
+    state (broken by a step between, fixed by this one): an agent that did nothing would
+    be paid for them. Left out."""
 
 
 @dataclass
@@ -394,16 +401,28 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
         # A test whose text did not change failed before only because its module did not
         # import there (it imports a new name): it is the turn's only when the turn has no
         # other, as in a refactor that renames a module, whose import is the requirement.
+        # The null agent keeps the seed's code for the whole episode, and an agent may undo a
+        # turn: a test that passes on the seed or an earlier kept state would pay for that.
+        for earlier_state in sorted({0, *(i for i, _, _ in kept)} - {state}):
+            if not fail_to_pass:
+                break
+            seen = by_base_id(_run(task, [turn], trees[earlier_state][0], scratch, sandbox, timeout, fail_to_pass), fail_to_pass)
+            step.passes_earlier += [tid for tid in fail_to_pass if seen[tid].status == "passed"]
+            fail_to_pass = [tid for tid in fail_to_pass if seen[tid].status != "passed"]
         step.tests = [tid for tid in fail_to_pass if tid not in unchanged] or fail_to_pass
         step.import_only = [tid for tid in fail_to_pass if tid not in step.tests]
         step.retires = [tid for tid in keep_earlier if earlier_after[tid].status != "passed"]
         if not step.tests:
             step.reason = _no_tests_reason(step, ids, unchanged)
+            # A new or changed test that does not run at the step is why it has no test; an
+            # unchanged one that does not run (a platform's skip) is only noted.
+            changed = [tid for tid in step.not_running if tid not in unchanged]
             if step.not_running:
-                step.first_error = next(status_after[0][t].message for t in step.not_running)[:500]
-                step.cause = classify(step.first_error, trees[index][1], after)
+                step.first_error = error_line(status_after[0][(changed or step.not_running)[0]].message)
+            if changed:
+                step.cause = classify(status_after[0][changed[0]].message, trees[index][1], after)
             else:
-                step.cause = "flaky" if step.flaky else "no-fail-to-pass"
+                step.cause = "flaky" if step.flaky else "passes-earlier" if step.passes_earlier else "no-fail-to-pass"
             return step
         step.status, step.turn = "kept", turn_id
         spec = {"title": snapshot.title or snapshot.ref, "kind": "feature", "prompts": ["(draft)", "(draft 2)"],
@@ -423,6 +442,8 @@ def _no_tests_reason(step: Step, ids: list[str], unchanged: set[str]) -> str:
         parts.append(f"{len(step.not_running)} of {len(ids)} test(s) do not pass at the step in the grading layout")
     if step.flaky:
         parts.append(f"{len(step.flaky)} flaky")
+    if step.passes_earlier:
+        parts.append(f"{len(step.passes_earlier)} pass on the seed or an earlier kept state")
     changed = [tid for tid in ids if tid not in unchanged]
     parts.append(f"none of the {len(changed)} new or changed test(s) fails before the step and passes after")
     return "; ".join(parts)
@@ -430,15 +451,30 @@ def _no_tests_reason(step: Step, ids: list[str], unchanged: set[str]) -> str:
 
 #: The causes a dropped step is classified by.
 CAUSES = ("missing-test-dependency", "import-root", "collection-error", "failing-assertion", "failing-test", "timeout",
-          "flaky", "no-fail-to-pass", "no-tests", "unreadable", "voided")  # fmt: skip
+          "skipped", "flaky", "passes-earlier", "no-fail-to-pass", "no-tests", "unreadable", "voided")  # fmt: skip
 _NO_MODULE = re.compile(r"No module named '([\w.]+)'")
+
+
+def error_line(message: str, limit: int = 500) -> str:
+    """The line of a test's failure message that names its error: the last exception line of
+    its traceback (``ModuleNotFoundError: No module named 'nose'``), else its last line."""
+    lines = [re.sub(r"^E\s+", "", line.strip())  # pytest's marker of an error line
+             for line in message.replace("\\n", "\n").splitlines() if line.strip()]  # a report escapes its line ends
+    named = [line for line in lines if _EXCEPTION_LINE.match(line)]
+    return (named or lines or [""])[-1][:limit]
+
+
+_EXCEPTION_LINE = re.compile(r"^(?:[\w.]+(?:Error|Exception|Exit|Interrupt)|Skipped|Failed|AssertionError)\b:?")
 
 
 def classify(message: str, tests: Mapping[str, str], product: Mapping[str, str]) -> str:
     """The cause a test's first error names: a module neither the product nor the tests
     hold is a missing test dependency; one the tests folder holds, imported by its top-level
-    name, is the tests' import root; other errors before the test runs are collection
-    errors; then a timeout, a failing assertion or another exception."""
+    name, is the tests' import root; a skip where it is graded is ``skipped``; other errors
+    before the test runs (its module raising as it is imported) are collection errors; then a
+    timeout, a failing assertion or another exception."""
+    if error_line(message).startswith("Skipped"):
+        return "skipped"  # where it is graded, it skips (a platform or an optional module it lacks)
     missing = _NO_MODULE.search(message)
     if missing:
         top = missing[1].split(".")[0]
@@ -450,7 +486,9 @@ def classify(message: str, tests: Mapping[str, str], product: Mapping[str, str])
     lowered = message.lower()
     if "timed out" in lowered or "timeout" in lowered:
         return "timeout"
-    if any(kind in message for kind in ("ImportError", "SyntaxError", "NameError", "collect", "fixture")):
+    line, first = error_line(message), message.strip().partition("\n")[0].lower()
+    at_import = ", in <module>" in message  # the test module itself raised as it was imported
+    if at_import or "collect" in first or any(kind in line for kind in ("ImportError", "SyntaxError", "NameError", "fixture")):
         return "collection-error"
     if "AssertionError" in message or message.lstrip().startswith("assert"):
         return "failing-assertion"
