@@ -76,7 +76,9 @@ GIT_TIMEOUT_S = 300.0
 _SETTLED_NS = 1_000_000_000
 #: Blobs up to this size are hashed in memory first, so one git has is not written again.
 _IN_MEMORY = 1 << 20
-_DIFF_PATH = re.compile(r"^(?:---|\+\+\+) (?:\"?[ab]/)?(.*?)\"?(?:\t.*)?$")
+#: A path in a unified diff's file headers, or in git's header of a rename or copy (which
+#: has no ``---``/``+++`` lines when the file's text is unchanged).
+_DIFF_PATH = re.compile(r"^(?:(?:---|\+\+\+) (?:\"?[ab]/)?|(?:rename|copy) (?:from|to) \"?)(.*?)\"?(?:\t.*)?$")
 #: Recreate the git directory after this many resets, so unreachable objects of old
 #: episodes do not pile up during a long training run.
 REINIT_EVERY = 500

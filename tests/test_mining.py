@@ -250,6 +250,8 @@ def test_bad_input_is_named(tmp_path):
 def test_a_diff_of_trees_applies_with_git():
     patch = diff_trees({"a.py": "x = 1\n", "gone.py": "y\n"}, {"a.py": "x = 2\n", "new/b.py": "z\n"})
     assert "--- a/a.py" in patch and "+++ b/new/b.py" in patch and "deleted file mode" in patch
+    moved = diff_trees({"pkg/old.py": "x = 1\n" * 40}, {"pkg/new.py": "x = 1\n" * 39 + "x = 2\n"})
+    assert "rename from pkg/old.py\nrename to pkg/new.py" in moved and len(moved.splitlines()) < 15
 
 
 def test_a_src_layout_is_laid_flat_so_an_installed_package_of_that_name_is_not_tested(tmp_path):

@@ -398,6 +398,36 @@ def test_importing_the_builtins_under_another_name_is_no_tampering(env):
     assert grade["failure_class"] is None and grade["passed"] == grade["total"], grade["detail"]
 
 
+#: six's lazy moves: modules in ``sys.modules`` whose every missing attribute, ``__file__``
+#: among them, imports a module (``dbm.gnu`` without ``_gdbm`` raises ModuleNotFoundError).
+LAZY_MODULES = """import sys
+import types
+
+
+class _Lazy(types.ModuleType):
+    def __getattr__(self, attr):
+        import _a_module_this_python_lacks
+
+        return getattr(_a_module_this_python_lacks, attr)
+
+
+sys.modules["calc_moves_dbm_gnu"] = _Lazy("calc_moves_dbm_gnu")
+
+
+def add(a, b):
+    return a + b
+"""
+
+
+def test_a_lazy_module_that_raises_on_every_attribute_is_graded_as_usual(supported_env):
+    """The harness reads which modules are the hidden tests' from their namespaces: a lazy
+    module's ``__getattr__`` (six's moves) is never run by the grader. (These tests import
+    the product as they are collected, when the harness looks.)"""
+    act(supported_env, tool="write_file", path="calc/__init__.py", content=LAZY_MODULES)
+    _, grade = submit(supported_env)
+    assert grade["failure_class"] is None and grade["passed"] == grade["total"], grade["detail"]
+
+
 #: A copy of a local function's code with other constants: the same bytecode and frame
 #: layout, so it looked "remade from a local"; with a shorter constants tuple the copied
 #: bytecode reads past its end (the audit event does not show the constants).

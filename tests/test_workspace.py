@@ -54,6 +54,19 @@ def test_patch_that_does_not_apply_names_the_file_and_changes_nothing(env):
     assert (env.workspace.path / "calc/__init__.py").read_text() == before
 
 
+def test_a_rename_patch_applies_and_a_rename_out_of_the_workspace_is_refused(env):
+    """A moved file is a rename in git's diff, with no ``---``/``+++`` lines when its text is
+    unchanged (mined reference patches are made so)."""
+    rename = "diff --git a/calc/__init__.py b/calc/core.py\nsimilarity index 100%\nrename from calc/__init__.py\nrename to calc/core.py\n"
+    output, _, info = act(env, tool="apply_patch", patch=rename)
+    assert info["ok"], output
+    assert (env.workspace.path / "calc/core.py").is_file() and not (env.workspace.path / "calc/__init__.py").exists()
+    escape = rename.replace("calc/core.py", "../core.py").replace("calc/__init__.py", "calc/core.py")
+    output, _, info = act(env, tool="apply_patch", patch=escape)
+    assert not info["ok"] and "'..' is refused" in output
+    assert (env.workspace.path / "calc/core.py").is_file()
+
+
 def test_binary_patch_is_refused(env):
     patch = "diff --git a/x.bin b/x.bin\nnew file mode 100644\nGIT binary patch\nliteral 3\nKcmZQzU|;|M00aO5\n"
     output, _, info = act(env, tool="apply_patch", patch=patch)

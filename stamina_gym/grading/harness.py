@@ -1295,7 +1295,7 @@ def _take_hidden_prints(store, grade):
     kinds = (types.FunctionType, type)
     members = (types.FunctionType, staticmethod, classmethod, property)
     for name, module in list(sys.modules.items()):
-        if name in store or not str(getattr(module, "__file__", None) or "").startswith(grade):
+        if name in store or not str(_module_file(module) or "").startswith(grade):
             continue
         namespace = getattr(module, "__dict__", {})
         prints = [(name, namespace, {a: v for a, v in namespace.items() if isinstance(v, kinds)})]
@@ -1303,6 +1303,15 @@ def _take_hidden_prints(store, grade):
             if isinstance(value, type) and getattr(value, "__module__", None) == name:
                 prints.append((f"{name}.{attr}", value.__dict__, {a: v for a, v in value.__dict__.items() if isinstance(v, members)}))
         store[name] = prints
+
+
+def _module_file(module, _namespace=type(sys).__dict__["__dict__"].__get__):
+    """A module's ``__file__`` read from its own namespace, so that a lazy module's
+    ``__getattr__`` (six's moves import on any missing attribute, and may raise) never runs;
+    for an object in ``sys.modules`` that is no module, its attribute as it gives it."""
+    if issubclass(type(module), type(sys)):
+        return _namespace(module).get("__file__")
+    return getattr(module, "__file__", None)
 
 
 def _callables_rebound(store):

@@ -752,7 +752,8 @@ def _write_yaml(path: Path, data: dict) -> None:
 
 
 def diff_trees(before: Mapping[str, str], after: Mapping[str, str]) -> str:
-    """A git unified diff that turns ``before`` into ``after`` (path -> text maps)."""
+    """A git unified diff that turns ``before`` into ``after`` (path -> text maps), a
+    moved file as a rename (with its changes), not as a deletion and an addition."""
     with tempfile.TemporaryDirectory(prefix="stamina-diff-") as root:
         env = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": root, "PATH": "/usr/bin:/bin",
                "GIT_AUTHOR_NAME": "m", "GIT_AUTHOR_EMAIL": "m@m", "GIT_COMMITTER_NAME": "m", "GIT_COMMITTER_EMAIL": "m@m"}  # fmt: skip
@@ -769,4 +770,4 @@ def diff_trees(before: Mapping[str, str], after: Mapping[str, str]) -> str:
             (work / rel).unlink()
         _write_tree(work, after)
         git("add", "-A")
-        return git("diff", "--cached", "--no-renames", "--no-color", "--no-ext-diff")
+        return git("diff", "--cached", "--find-renames", "--no-color", "--no-ext-diff")
