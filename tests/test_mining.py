@@ -223,6 +223,10 @@ def test_imports_of_the_tests_package_become_relative():
     assert relative_imports(text, "tests", 0) == "from . import Mixin\nfrom .helpers import a, b\nfrom . import util as u\nfrom shop import x\n"
     product, tests = split({"shop/a.py": "A = 1\n", "tests/sub/test_b.py": "from tests.sub.helpers import h\n", "docs/x.md": "x",
                             "shop/test_tools.py": "class TestCase:\n    pass\n", "test_top.py": "def test_x():\n    pass\n"})  # fmt: skip
+    # docs, CI and packaging files and a test.py script are neither product nor test
+    none = {"documentation/x.py": "", ".github/workflows/ci.yml": "", "setup.cfg": "", "pyproject.toml": "", "test.py": "",
+            "README.rst": "", "tox.ini": "", "shop.egg-info/PKG-INFO": "", "LICENSE": "MIT"}  # fmt: skip
+    assert split(none) == ({"LICENSE": "MIT"}, {})
     # a module named like a test that holds none is the product's (markdown.test_tools)
     assert product == {"shop/a.py": "A = 1\n", "shop/test_tools.py": "class TestCase:\n    pass\n"}
     assert tests == {"sub/test_b.py": "from ..sub.helpers import h\n", "test_top.py": "def test_x():\n    pass\n"}
@@ -258,7 +262,7 @@ def test_a_src_layout_is_laid_flat_so_an_installed_package_of_that_name_is_not_t
     """The project is called like a package the sandbox's Python has installed (tqdm):
     laid out under src/, its tests would import the installed one and fail."""
     product, _ = split({"src/tqdm/__init__.py": "X = 1\n", "setup.py": "", "src/tqdm/data.txt": "d"})
-    assert product == {"tqdm/__init__.py": "X = 1\n", "setup.py": "", "tqdm/data.txt": "d"}
+    assert product == {"tqdm/__init__.py": "X = 1\n", "tqdm/data.txt": "d"}  # packaging is no product
     seed = Snapshot("v1", "Release 1", files={"src/tqdm/__init__.py": "def shout(text):\n    return text\n",
                                               "tests/test_shout.py": "from tqdm import shout\n\n\ndef test_same():\n    assert shout('a') == 'a'\n"})  # fmt: skip
     step = Snapshot("v2", "Release 2", "Shout in capitals.", files={

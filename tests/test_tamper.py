@@ -398,8 +398,9 @@ def test_importing_the_builtins_under_another_name_is_no_tampering(env):
     assert grade["failure_class"] is None and grade["passed"] == grade["total"], grade["detail"]
 
 
-#: six's lazy moves: modules in ``sys.modules`` whose every missing attribute, ``__file__``
-#: among them, imports a module (``dbm.gnu`` without ``_gdbm`` raises ModuleNotFoundError).
+#: six's lazy moves: modules, and objects that are none, in ``sys.modules`` whose every
+#: missing attribute, ``__file__`` among them, imports a module (``dbm.gnu`` without
+#: ``_gdbm`` raises ModuleNotFoundError).
 LAZY_MODULES = """import sys
 import types
 
@@ -411,7 +412,15 @@ class _Lazy(types.ModuleType):
         return getattr(_a_module_this_python_lacks, attr)
 
 
+class _LazyAttribute:
+    def __getattr__(self, attr):
+        import _a_module_this_python_lacks
+
+        return getattr(_a_module_this_python_lacks, attr)
+
+
 sys.modules["calc_moves_dbm_gnu"] = _Lazy("calc_moves_dbm_gnu")
+sys.modules["calc_moves_dbm_ndbm"] = _LazyAttribute()  # six 1.5 put such objects there
 
 
 def add(a, b):

@@ -52,8 +52,17 @@ from stamina_gym.task import SourceFix, Task, load_task_dir
 
 #: Path parts and file names that make a file a test file.
 TEST_FOLDERS = frozenset({"tests", "test", "testing"})
-#: Files that are no product code: documentation and changelogs.
-NOT_PRODUCT = re.compile(r"^(docs?|doc-src|examples?|benchmarks?)/|^(CHANGE|CHANGES|CHANGELOG|HISTORY|NEWS)", re.IGNORECASE)
+#: Files that are no product code: documentation, prose, CI and packaging files, and the
+#: scripts named ``test.py``/``tests.py`` that pytest does not collect. They are in no
+#: snapshot's product, so no reference patch carries them (a recipe's ``ignore`` adds more).
+NOT_PRODUCT = re.compile(
+    r"^(docs?|doc-src|documentation|examples?|benchmarks?|\.github|\.circleci|[^/]+\.egg-info)/"
+    r"|^(CHANGE|CHANGES|CHANGELOG|HISTORY|NEWS|README|AUTHORS|CONTRIBUTING)"
+    r"|^(setup\.py|setup\.cfg|pyproject\.toml|MANIFEST\.in|PKG-INFO|tox\.ini|noxfile\.py|\.travis\.yml|appveyor\.yml"
+    r"|\.coveragerc|\.gitignore|\.gitattributes|\.pre-commit-config\.yaml|Makefile|requirements[^/]*\.txt)$"
+    r"|(^|/)tests?\.py$",
+    re.IGNORECASE,
+)
 REVIEW_NOTE = "# Drafted by stamina-gym mine from the project's history: review the prompts before use.\n"
 
 
