@@ -21,9 +21,9 @@ def add_parser(sub) -> None:
     mine.add_argument("--versions", nargs="+", metavar="V",
                       help="pypi: FIRST:LAST (every release between, inclusive) or the releases in order; the first is the seed")
     mine.add_argument("--cache", default=str(DEFAULT_CACHE), help="pypi: where sdists are kept (default: %(default)s)")
-    mine.add_argument("--recipe", metavar="FILE",
+    mine.add_argument("--recipe", metavar="FILE|NAME",
                       help="what the project needs: test dependencies, the tests' import roots, source fixes, files to "
-                           "ignore (a YAML file; stamina_gym.mining.recipe documents it; copied into the task)")
+                           "ignore (a YAML file, or the name of a shipped one: six, tabulate, ...; copied into the task)")
     mine.add_argument("--fix", nargs=3, action="append", default=[], metavar=("GLOB", "OLD", "NEW"),
                       help="a source fix applied to every snapshot, e.g. '**/*.py' 'collections.Mapping' "
                            "'collections.abc.Mapping' (repeatable; recorded in task.yaml)")
@@ -34,7 +34,7 @@ def add_parser(sub) -> None:
 
 def cmd_mine(args: argparse.Namespace) -> int:
     from stamina_gym.mining.mine import mine
-    from stamina_gym.mining.recipe import load_recipe
+    from stamina_gym.mining.recipe import find_recipe
     from stamina_gym.mining.sources import git_snapshots, index_versions, pypi_snapshots
     from stamina_gym.task import SourceFix
     from stamina_gym.task import load_task_dir
@@ -46,7 +46,7 @@ def cmd_mine(args: argparse.Namespace) -> int:
     if args.runs < 1:
         raise ConfigError(f"--runs {args.runs}: at least one run is needed")
     fixes = [SourceFix(path=glob, old=old, new=new) for glob, old, new in args.fix]
-    recipe = load_recipe(Path(args.recipe)) if args.recipe else None
+    recipe = find_recipe(args.recipe) if args.recipe else None
     if args.source.startswith("pypi:"):
         name = args.source.removeprefix("pypi:")
         if not args.versions:

@@ -17,7 +17,8 @@ own test support (an agent's rebinding of a dependency's function is tampering, 
 any support module). The tests folder itself is an import root by default: ``from common
 import x`` in a test, where the tests folder holds ``common.py``, is made a relative
 import (``test_import_roots: []`` turns that off). The recipe is copied into the task as
-``recipe.yaml``, so the task says how it was made.
+``recipe.yaml``, so the task says how it was made. Recipes of the packages mined here
+come with stamina-gym (``recipes/``; ``--recipe six`` names one).
 """
 
 from __future__ import annotations
@@ -53,6 +54,24 @@ class Recipe(BaseModel):
 
     def ignored(self, rel: str) -> bool:
         return any(glob_matches(rel, pattern) for pattern in self.ignore)
+
+
+#: The recipes that come with stamina-gym, by package name (``--recipe six``).
+SHIPPED = Path(__file__).parent / "recipes"
+
+
+def shipped_recipes() -> list[str]:
+    return sorted(path.stem for path in SHIPPED.glob("*.yaml"))
+
+
+def find_recipe(spec: str) -> Recipe:
+    """The recipe ``spec`` names: a file, or the name of a shipped recipe (``six``)."""
+    path = Path(spec)
+    if path.is_file():
+        return load_recipe(path)
+    if "/" not in spec and (SHIPPED / f"{spec}.yaml").is_file():
+        return load_recipe(SHIPPED / f"{spec}.yaml")
+    raise ConfigError(f"--recipe {spec}: no such file, nor a shipped recipe (shipped: {', '.join(shipped_recipes())})")
 
 
 def load_recipe(path: Path) -> Recipe:
