@@ -470,6 +470,22 @@ def test_a_test_that_passes_on_the_seed_is_no_turns_test(tmp_path):
     assert load_task_dir(result.task).turns[1].spec.tests == ("test_base.py::test_whisper",)
 
 
+def test_the_notes_of_the_steps_a_turn_folds_in_are_in_its_prompt(tmp_path):
+    """A release whose tests did not change is no candidate, and one whose tests do not
+    discriminate is dropped: their changes fold into the next kept turn, and so do their
+    notes, each under its release."""
+    base = "def shout(text):\n    return text\n"
+    seed = Snapshot("1", "Release 1", files={"shout.py": base, "tests/test_shout.py": "def test_nothing():\n    pass\n"})
+    quiet = Snapshot("2", "Release 2", "Shouting is faster.", files={"shout.py": base + "\nFAST = True\n",
+                                                                      "tests/test_shout.py": "def test_nothing():\n    pass\n"})  # fmt: skip
+    kept = Snapshot("3", "Release 3", "Shout upper case.", files={
+        "shout.py": "def shout(text):\n    return text.upper()\n\nFAST = True\n",
+        "tests/test_shout.py": "from shout import shout\n\n\ndef test_upper():\n    assert shout('a') == 'A'\n"})  # fmt: skip
+    result = mine([seed, quiet, kept], tmp_path / "notes", runs=1)
+    prompts = load_task_dir(result.task).turns[0].spec.prompts
+    assert all("Release 2:\nShouting is faster." in p and "Release 3:\nShout upper case." in p for p in prompts), prompts
+
+
 def test_a_bad_recipe_is_named(tmp_path):
     recipe = tmp_path / "recipe.yaml"
     recipe.write_text("test_dependencies: [pretend]\ntest_import_root: tests\n")

@@ -657,7 +657,9 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         task = load_task_dir(out)
         turn = next(t for t in task.turns if t.id == turn_id)
         missing = [use for use, where in interfaces.contract(task, turn, trees[index][0], {}) if where is None]
-        spec["prompts"] = _prompts(snapshot, changed, missing, _new_public_names(before, after), tests)
+        # The steps between the last kept turn and this one fold into its patch: their notes too.
+        folded = [snapshots[i] for i in range(previous + 1, index) if snapshots[i].message.strip()]
+        spec["prompts"] = _prompts(snapshot, changed, missing, _new_public_names(before, after), tests, folded)
         (folder / "turn.yaml").write_text(REVIEW_NOTE + _dump(spec), encoding="utf-8")
         previous = index
 
@@ -699,12 +701,16 @@ def _behaviours(tests: Sequence[str]) -> list[str]:
 
 
 def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfaces.Use], added: Sequence[str],
-             tests: Sequence[str]) -> list[str]:  # fmt: skip
-    """Two drafts of the turn's request: the message or changelog entry, the public names
-    the step adds, what its tests check (from their names), the files, and every name the
-    tests use that the agent was not yet told."""
+             tests: Sequence[str], folded: Sequence[Snapshot] = ()) -> list[str]:  # fmt: skip
+    """Two drafts of the turn's request: the message or changelog entry (those of the
+    ``folded`` steps before it first, each under its title), the public names the step
+    adds, what its tests check (from their names), the files (Python first), and every name
+    the tests use that the agent was not yet told."""
     names = ", ".join(dict.fromkeys(_spelt(use) for use in missing))
-    body = snapshot.message.strip()
+    body = "\n\n".join([*(f"{step.title}:\n{step.message.strip()}" for step in folded),
+                         *([f"{snapshot.title}:\n{snapshot.message.strip()}" if folded else snapshot.message.strip()]
+                           if snapshot.message.strip() else [])])  # fmt: skip
+    paths = sorted(paths, key=lambda rel: not rel.endswith(".py"))
     where = ", ".join(f"`{p}`" for p in paths[:8]) + (" and more" if len(paths) > 8 else "")
     new = ", ".join(f"`{name}`" for name in added[:10])
     checks = "; ".join(_behaviours(tests)[:10])
