@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from stamina_gym.errors import ConfigError
-from stamina_gym.mining.mine import classify, diff_trees, error_line, mine, relative_imports, split
+from stamina_gym.mining.mine import changed_signatures, classify, diff_trees, error_line, mine, relative_imports, split
 from stamina_gym.mining.recipe import load_recipe
 from stamina_gym.mining.sources import Snapshot, git_snapshots
 from stamina_gym.task import SourceFix, load_task_dir
@@ -484,6 +484,21 @@ def test_the_notes_of_the_steps_a_turn_folds_in_are_in_its_prompt(tmp_path):
     result = mine([seed, quiet, kept], tmp_path / "notes", runs=1)
     prompts = load_task_dir(result.task).turns[0].spec.prompts
     assert all("Release 2:\nShouting is faster." in p and "Release 3:\nShout upper case." in p for p in prompts), prompts
+
+
+def test_the_signatures_a_step_adds_or_changes_are_told_as_calls_the_signature_check_reads():
+    """A new keyword of a public function, a private helper the tests call, and a class's
+    constructor; an unchanged method and an uncalled private one are not repeated."""
+    from stamina_gym.signatures import told_shapes
+
+    before = {"t.py": "def table(data, headers=()):\n    pass\n\n\ndef _align(c):\n    pass\n\n\ndef _hidden(x):\n    pass\n\n\n"
+                      "class Box:\n    def __init__(self, x):\n        pass\n\n    def size(self, a, *, b=1):\n        pass\n"}  # fmt: skip
+    after = {"t.py": before["t.py"].replace("headers=()", "headers=(), index=\"default\"").replace("_align(c)", "_align(c, multi=False)")
+                     .replace("_hidden(x)", "_hidden(x, y)").replace("(self, x)", "(self, x, y=None)")}  # fmt: skip
+    told = changed_signatures(before, after, ["assert _align('a', multi=True)"])
+    assert told == ["table(data, headers=..., index='default')", "_align(c, multi=False)", "Box(x, y=None)"]
+    shapes = told_shapes(" ".join(f"`{signature}`" for signature in told))
+    assert shapes["table"][0].fits(1, ["index"]) and shapes["_align"][0].fits(1, ["multi"]) and shapes["Box"][0].fits(2, [])
 
 
 def test_a_bad_recipe_is_named(tmp_path):

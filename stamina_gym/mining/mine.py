@@ -659,9 +659,59 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         missing = [use for use, where in interfaces.contract(task, turn, trees[index][0], {}) if where is None]
         # The steps between the last kept turn and this one fold into its patch: their notes too.
         folded = [snapshots[i] for i in range(previous + 1, index) if snapshots[i].message.strip()]
-        spec["prompts"] = _prompts(snapshot, changed, missing, _new_public_names(before, after), tests, folded)
+        test_texts = [path.read_text(encoding="utf-8", errors="replace") for path in sorted((folder / "tests").rglob("*.py"))]
+        signatures = changed_signatures(before, after, test_texts)
+        spec["prompts"] = _prompts(snapshot, changed, missing, _new_public_names(before, after), tests, folded, signatures)
         (folder / "turn.yaml").write_text(REVIEW_NOTE + _dump(spec), encoding="utf-8")
         previous = index
+
+
+def changed_signatures(before: Mapping[str, str], after: Mapping[str, str], tests: Sequence[str] = (), limit: int = 12) -> list[str]:
+    """The signatures (``name(a, b=1, *, c=...)``, ``Class.method(x)``) of the functions and
+    methods a step adds or whose parameters it changes: the public ones, and the private
+    ones the turn's ``tests`` (their texts) call. A default that is long or holds
+    parentheses is shown as ``...``, so that the signature reads as one call."""
+
+    def defined(files: Mapping[str, str]) -> dict[str, ast.arguments]:
+        found = {}
+        for _, tree in pyast.modules(dict(sorted(files.items()))):
+            for node in tree.body:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    found.setdefault(node.name, node.args)
+                elif isinstance(node, ast.ClassDef):
+                    for item in node.body:
+                        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name != "__init__":
+                            found.setdefault(f"{node.name}.{item.name}", item.args)
+                        elif isinstance(item, ast.FunctionDef) and item.name == "__init__":
+                            found.setdefault(node.name, item.args)  # a class is called through its __init__
+        return found
+
+    called = {match for text in tests for match in re.findall(r"\b(_\w+)\s*\(", text)}
+    old, signatures = defined(before), []
+    for name, args in defined(after).items():
+        last = name.rsplit(".", 1)[-1]
+        if (last.startswith("_") and last not in called) or (name in old and ast.dump(old[name]) == ast.dump(args)):
+            continue
+        signatures.append(f"{name}({_parameters(args)})")
+    return signatures[:limit]
+
+
+def _parameters(args: ast.arguments) -> str:
+    def default(node: ast.expr | None) -> str:
+        text = ast.unparse(node) if node is not None else ""
+        return text if text and len(text) <= 24 and not re.search(r"[()]", text) else "..."
+
+    positional = [*args.posonlyargs, *args.args]
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    parts = [a.arg + (f"={default(d)}" if d is not None else "") for a, d in zip(positional, defaults) if a.arg not in ("self", "cls")]
+    if args.vararg:
+        parts.append(f"*{args.vararg.arg}")
+    elif args.kwonlyargs:
+        parts.append("*")
+    parts += [a.arg + (f"={default(d)}" if d is not None else "") for a, d in zip(args.kwonlyargs, args.kw_defaults)]
+    if args.kwarg:
+        parts.append(f"**{args.kwarg.arg}")
+    return ", ".join(parts)
 
 
 def _spelt(use: interfaces.Use) -> str:
@@ -701,11 +751,11 @@ def _behaviours(tests: Sequence[str]) -> list[str]:
 
 
 def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfaces.Use], added: Sequence[str],
-             tests: Sequence[str], folded: Sequence[Snapshot] = ()) -> list[str]:  # fmt: skip
+             tests: Sequence[str], folded: Sequence[Snapshot] = (), signatures: Sequence[str] = ()) -> list[str]:  # fmt: skip
     """Two drafts of the turn's request: the message or changelog entry (those of the
     ``folded`` steps before it first, each under its title), the public names the step
-    adds, what its tests check (from their names), the files (Python first), and every name
-    the tests use that the agent was not yet told."""
+    adds, the ``signatures`` it adds or changes, what its tests check (from their names),
+    the files (Python first), and every name the tests use that the agent was not yet told."""
     names = ", ".join(dict.fromkeys(_spelt(use) for use in missing))
     body = "\n\n".join([*(f"{step.title}:\n{step.message.strip()}" for step in folded),
                          *([f"{snapshot.title}:\n{snapshot.message.strip()}" if folded else snapshot.message.strip()]
@@ -717,6 +767,9 @@ def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfa
     first = f"{snapshot.title}." + (f"\n\n{body}" if body else "")
     if new:
         first += f"\n\nThis adds {new}."
+    told = ", ".join(f"`{signature}`" for signature in signatures)
+    if told:
+        first += f"\n\nThe signatures it adds or changes: {told}."
     if checks:
         first += f"\n\nWhat must hold afterwards: {checks}."
     if where:
@@ -724,6 +777,8 @@ def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfa
     if names:
         first += f" The change involves {names}."
     second = f"Next change for the project: {snapshot.title[:1].lower()}{snapshot.title[1:]}." + (f"\n\nDetails:\n{body}" if body else "")
+    if told:
+        second += f"\n\nNew or changed signatures: {told}."
     if checks:
         second += f"\n\nI will check these behaviours: {checks}."
     if new or names:
