@@ -423,14 +423,15 @@ def _wheel(folder: Path, name: str, module: str) -> Path:
 def test_a_recipe_names_what_the_project_needs_and_the_steps_are_kept(tmp_path):
     """The steps the mining above dropped for a test dependency and an import root are kept
     with a recipe that names them (a dependency installed into the task's support, the
-    helpers' folder); the tests folder itself is an import root without one; an ignored
-    folder is neither product nor test; the recipe goes with the task."""
+    helpers' folder, a helper the release lacks); the tests folder itself is an import root
+    without one; an ignored folder is neither product nor test; the recipe goes with the task."""
     seed = Snapshot("1", "Release 1", files={"shout.py": "def shout(text):\n    return text\n",
                                              "bench/run.py": "import shout\n",
                                              "tests/test_shout.py": "from shout import shout\n\n\ndef test_same():\n    assert shout('a') == 'a'\n"})  # fmt: skip
     needs_a_dependency = Snapshot("2", "Release 2", files={
         "shout.py": "def shout(text):\n    return text.upper()\n", "bench/run.py": "import shout  # faster\n",
-        "tests/test_shout.py": "import loudcheck\nfrom shout import shout\n\n\ndef test_upper():\n    loudcheck.loud(shout('a'))\n"})  # fmt: skip
+        "tests/test_shout.py": "import loudcheck\nfrom lost_helpers import LOUD\nfrom shout import shout\n\n\n"
+                               "def test_upper():\n    assert LOUD\n    loudcheck.loud(shout('a'))\n"})  # its sdist lacks lost_helpers  # fmt: skip
     imports_its_helpers = Snapshot("3", "Release 3", files={
         "shout.py": "def shout(text):\n    return text.upper() + '!'\n",
         "tests/helpers/helpers_of_mine.py": "BANG = '!'\n", "tests/common.py": "import loudcheck\n\nloud = loudcheck.loud\n",
@@ -439,11 +440,13 @@ def test_a_recipe_names_what_the_project_needs_and_the_steps_are_kept(tmp_path):
     wheel = _wheel(tmp_path, "loudcheck", "def loud(text):\n    assert text.isupper(), text\n")
     recipe_file = tmp_path / "recipe.yaml"
     recipe_file.write_text(yaml.safe_dump({"test_dependencies": [str(wheel)], "test_import_roots": [".", "helpers"],
-                                           "ignore": ["bench/**"], "notes": "loudcheck is the tests' own checker"}))  # fmt: skip
+                                           "ignore": ["bench/**"], "notes": "loudcheck is the tests' own checker",
+                                           "support_files": {"lost_helpers.py": "LOUD = True\n"}}))  # fmt: skip
     result = mine([seed, needs_a_dependency, imports_its_helpers], tmp_path / "loud", recipe=load_recipe(recipe_file), runs=1)
     assert [(s.ref, s.status) for s in result.steps] == [("2", "kept"), ("3", "kept")], [s.reason for s in result.steps]
     task = load_task_dir(result.task)
     assert (task.root / "support" / "loudcheck.py").is_file() and (task.root / "recipe.yaml").is_file()
+    assert (task.root / "support" / "lost_helpers.py").read_text() == "LOUD = True\n"
     assert not (task.root / "repo" / "bench").exists() and not any("bench/" in t.reference_patch for t in task.turns)
     test_text = (task.turns[1].dir / "tests" / "test_shout.py").read_text()
     assert test_text.startswith("from . import common as c\nfrom .helpers.helpers_of_mine import BANG\nfrom shout import shout")

@@ -45,7 +45,7 @@ from stamina_gym.config import SandboxConfig
 from stamina_gym.errors import ConfigError
 from stamina_gym.grading.grade import by_base_id
 from stamina_gym.hidden_runner import run_hidden_tests
-from stamina_gym.mining.recipe import RECIPE_FILE, Recipe, install_test_dependencies
+from stamina_gym.mining.recipe import RECIPE_FILE, Recipe, write_support
 from stamina_gym.mining.sources import Snapshot
 from stamina_gym.sandbox import Sandbox
 from stamina_gym.task import SourceFix, Task, load_task_dir
@@ -312,7 +312,7 @@ def mine(
     state = 0
     scratch = Path(tempfile.mkdtemp(prefix="stamina-mine-"))
     try:
-        install_test_dependencies(recipe, out / "support", progress)
+        write_support(recipe, out / "support", progress)
         for number, index in enumerate(candidates, 1):
             snapshot = snapshots[index]
             progress(f"candidate {number}/{len(candidates)}: {snapshot.ref[:12]} {snapshot.title[:60]}")

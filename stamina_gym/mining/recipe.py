@@ -9,6 +9,8 @@ package, what mining cannot guess::
                                           # tests import by their top-level name
     fixes:                                # text substitutions in every snapshot
       - {path: "**/*.py", old: "collections.Mapping", new: "collections.abc.Mapping"}
+    support_files:                        # helpers the tests of some snapshots lack
+      common.py: "def assert_equal(a, b): ..."
     ignore: ["benchmarks/**", "documentation/**"]   # files neither product nor test
 
 Test dependencies are installed (``pip install --target``) into the task's ``support/``
@@ -48,6 +50,10 @@ class Recipe(BaseModel):
     """Folders of the tests folder (``.`` is the folder itself) whose modules the tests import
     by their top-level name."""
     fixes: tuple[SourceFix, ...] = ()
+    support_files: dict[str, str] = Field(default_factory=dict)
+    """Test helpers some snapshots' tests import but lack (an sdist that left them out):
+    path under the task's ``support/`` -> text. A tests folder's own module of that name is
+    found first where it has one."""
     ignore: tuple[str, ...] = ()
     """Globs of the files that are neither product nor test (``**/`` also matches at the top)."""
     notes: str = Field(default="", description="free text: why the recipe is what it is")
@@ -80,11 +86,22 @@ def load_recipe(path: Path) -> Recipe:
         raise ConfigError(f"{path}: no such recipe file")
     data = load_yaml(path)
     if data is not None and not isinstance(data, dict):
-        raise ConfigError(f"{path}: a recipe is a mapping (test_dependencies, test_import_roots, fixes, ignore, notes)")
+        raise ConfigError(f"{path}: a recipe is a mapping (test_dependencies, test_import_roots, fixes, support_files, ignore, notes)")
     try:
         return Recipe.model_validate(data or {})
     except ValidationError as exc:
         raise ConfigError(f"{path}: {format_validation_error(exc)}") from None
+
+
+def write_support(recipe: Recipe, support: Path, progress=lambda line: None) -> None:
+    """The recipe's support files and test dependencies, into the task's ``support/``."""
+    for rel, text in recipe.support_files.items():
+        path = support / rel
+        if path.resolve().parent != support.resolve() and support.resolve() not in path.resolve().parents:
+            raise ConfigError(f"support_files: {rel!r} is outside the support folder")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    install_test_dependencies(recipe, support, progress)
 
 
 def install_test_dependencies(recipe: Recipe, support: Path, progress=lambda line: None) -> None:
