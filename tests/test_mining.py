@@ -378,6 +378,9 @@ def test_a_releases_changelog_entry_is_found_in_a_changelog_or_the_readmes_histo
     changes = "v5.3.0 (2023-01-22)\n===================\n\n- Add ``cache_info()``.\n\nv5.2.1 (2023-01-08)\n===\n\n- Fix.\n"
     assert _changelog_entry({"CHANGELOG.rst": changes, "README.rst": readme}, "5.3.0") == "- Add ``cache_info()``."
     assert _changelog_entry({"README.rst": readme}, "2.0.0") == ""
+    # a README without a changelog section names versions in prose and tables: no entry
+    benchmark = "Performance\n===========\n\n=================  ======\ntabulate (0.8.2)     13.1\nother (1.0)          2.0\n"
+    assert _changelog_entry({"README.md": benchmark}, "0.8.2") == ""
 
 
 def test_a_mining_that_keeps_nothing_leaves_its_reasons_classified(tmp_path):

@@ -234,16 +234,21 @@ _CHANGELOGS = re.compile(r"^(docs?/)?(CHANGE|CHANGES|CHANGELOG|HISTORY|NEWS|RELE
 
 def _changelog_entry(files: dict[str, str], version: str) -> str:
     """The section of the project's changelog about ``version`` (a changelog, history or
-    news file, else the README's version history): from the line that names it, with that
-    line's own text after the version, to the next line that names another version."""
+    news file, else the README's version history, where the version starts its line): from
+    the line that names it, with that line's own text after the version, to the next line
+    that names another version."""
     heading = re.compile(rf"(^|[^\w.])v?{re.escape(version)}($|[^\w.])")
+    starts = re.compile(rf"^\W{{0,4}}v?{re.escape(version)}($|[^\w.])")
     other = re.compile(r"^\W{0,4}v?\d+\.\d+(\.\d+)*\b")
     readme_last = sorted((rel for rel in files if _CHANGELOGS.match(rel) and rel.count("/") <= 1),
                          key=lambda rel: ("README" in rel.upper(), rel.count("/"), len(rel)))  # fmt: skip
     for rel in readme_last:
         lines = files[rel].splitlines()
+        # A README names versions in prose and tables too: only a line its version starts
+        # (``- 1.9.0 We now honor ...``) opens an entry there.
+        opens = heading.search if "README" not in rel.upper() else starts.match
         for start, line in enumerate(lines):
-            found = heading.search(line)
+            found = opens(line)
             if not found or len(line) > 100:
                 continue
             own = line[found.end() :].strip(" -:*)(").strip()
