@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from stamina_gym.errors import ConfigError
-from stamina_gym.mining.mine import changed_signatures, classify, diff_trees, error_line, mine, relative_imports, split
+from stamina_gym.mining.mine import changed_signatures, classify, diff_trees, error_line, kind_of, mine, relative_imports, split
 from stamina_gym.mining.recipe import load_recipe
 from stamina_gym.mining.sources import Snapshot, git_snapshots
 from stamina_gym.task import SourceFix, load_task_dir
@@ -281,6 +281,9 @@ def test_sequence_types_follow_from_kinds_and_files():
     assert sequence_of("refactor", ["pkg/a.py", "pkg/b.py"], [feature]) == "implement-refactor"
     assert sequence_of("feature", ["pkg/b.py", "pkg/c.py"], [feature]) == "multi-module"
     assert sequence_of("bugfix", ["pkg/z.py"], [feature]) is None
+    # what the step does decides before its notes: a release that adds names is a feature
+    assert kind_of("1.2: bug fixes and the new `shout_twice`", ["shout_twice"]) == "feature"
+    assert kind_of("1.2: bug fixes") == "bugfix" and kind_of("Renamed shout to yell") == "refactor"
 
 
 def test_releases_come_from_their_sdists_and_one_without_is_skipped_and_said(tmp_path, monkeypatch):

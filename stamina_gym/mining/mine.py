@@ -600,7 +600,12 @@ _REFACTOR = re.compile(r"\b(refactor\w*|renam\w*|clean ?up|simplif\w*|restructur
 _CHANGE = re.compile(r"\b(chang\w*|deprecat\w*|remov\w*|drop(ped)?|no longer|instead)\b", re.IGNORECASE)
 
 
-def kind_of(text: str) -> str:
+def kind_of(text: str, added: Sequence[str] = ()) -> str:
+    """A step's kind from what it does, then from its notes: one that adds public names
+    (``added``) is a feature whatever its notes say ("bug fixes" in a release's notes
+    makes no release a fix); else a fix, refactor or change by the words of its notes."""
+    if added:
+        return "feature"
     if _BUGFIX.search(text):
         return "bugfix"
     if _REFACTOR.search(text):
@@ -647,7 +652,8 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         before, after = trees[previous][0], trees[index][0]
         changed = sorted(rel for rel in {*before, *after} if before.get(rel) != after.get(rel))
         text = f"{snapshot.title}\n{snapshot.message}"
-        kind = kind_of(text)
+        added = _new_public_names(before, after)
+        kind = kind_of(text, added)
         spec.update(kind=kind, paths=changed, context_files=[rel for rel in changed if rel in before][:10])
         sequence = sequence_of(kind, changed, history)
         if sequence:
@@ -661,7 +667,7 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         folded = [snapshots[i] for i in range(previous + 1, index) if snapshots[i].message.strip()]
         test_texts = [path.read_text(encoding="utf-8", errors="replace") for path in sorted((folder / "tests").rglob("*.py"))]
         signatures = changed_signatures(before, after, test_texts)
-        spec["prompts"] = _prompts(snapshot, changed, missing, _new_public_names(before, after), tests, folded, signatures)
+        spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures)
         (folder / "turn.yaml").write_text(REVIEW_NOTE + _dump(spec), encoding="utf-8")
         previous = index
 
