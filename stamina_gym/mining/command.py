@@ -31,6 +31,62 @@ def add_parser(sub) -> None:
     mine.add_argument("--no-validate", action="store_true", help="skip validating the mined task")
     mine.set_defaults(func=cmd_mine)
 
+    corpus = sub.add_parser("corpus", help="the corpus of mined real projects: build it from its manifest, pin an entry")
+    actions = corpus.add_subparsers(dest="action", required=True)
+    build = actions.add_parser("build", help="rebuild the corpus's tasks from the package index into a folder")
+    build.add_argument("--out", default=None, help="where the tasks go (default: ~/.cache/stamina-gym/corpus)")
+    build.add_argument("--only", nargs="+", metavar="NAME", help="build only these packages")
+    build.add_argument("--split", choices=["train", "eval"], help="build only the packages of this split")
+    build.add_argument("--manifest", default=None, help="another manifest (default: the shipped one)")
+    build.add_argument("--no-validate", action="store_true", help="skip validating each task")
+    build.set_defaults(func=cmd_corpus_build)
+    show = actions.add_parser("list", help="the manifest's packages: releases, split, pinned turns")
+    show.add_argument("--manifest", default=None)
+    show.set_defaults(func=cmd_corpus_list)
+    pin = actions.add_parser("pin", help="write a mined task's releases, sdist digests, kept steps and tests into the manifest")
+    pin.add_argument("name", help="the package's entry in the manifest")
+    pin.add_argument("task", help="the task folder stamina-gym mine wrote (its mining.yaml beside it)")
+    pin.add_argument("--manifest", required=True, help="the manifest file to update (the repository's: stamina_gym/mining/corpus.yaml)")
+    pin.set_defaults(func=cmd_corpus_pin)
+
+
+def cmd_corpus_build(args: argparse.Namespace) -> int:
+    from stamina_gym.mining.corpus import DEFAULT_OUT, MANIFEST, build, load_manifest
+
+    manifest = load_manifest(Path(args.manifest) if args.manifest else MANIFEST)
+    only = args.only or (manifest.split(args.split) if args.split else None)
+    out = Path(args.out) if args.out else DEFAULT_OUT
+    report = build(manifest, out, only=only, validate=not args.no_validate, progress=lambda line: print(line, flush=True))
+    print(f"\n| package | split | turns | tests | pins broken | problems | seconds |\n|---|---|---:|---:|---:|---:|---:|")
+    for name, row in report.items():
+        print(f"| {name} | {row['split']} | {row['turns']} | {row['tests']} | {len(row['pins_broken']) + len(row['pinned_steps_not_kept'])} "
+              f"| {len(row['problems'])} | {row['seconds']} |")  # fmt: skip
+    print(f"\ntasks in {out}: STAMINA_GYM_TASKS={out} gives each its env id Stamina-<name>-v1")
+    failed = [name for name, row in report.items() if row["problems"] or row["pins_broken"] or row["pinned_steps_not_kept"]]
+    if failed:
+        print(f"FAILED: {', '.join(failed)} (see {out / 'corpus-build.yaml'})")
+    return 1 if failed else 0
+
+
+def cmd_corpus_list(args: argparse.Namespace) -> int:
+    from stamina_gym.mining.corpus import MANIFEST, load_manifest
+
+    manifest = load_manifest(Path(args.manifest) if args.manifest else MANIFEST)
+    print("| package | releases | split | recipe | licence | pinned turns |\n|---|---|---|---|---|---:|")
+    for name, entry in manifest.packages.items():
+        print(f"| {name} | {entry.versions[0]}..{entry.versions[-1]} ({len(entry.versions)}) | {entry.split} "
+              f"| {entry.recipe or '-'} | {entry.licence} | {len(entry.turns)} |")  # fmt: skip
+    return 0
+
+
+def cmd_corpus_pin(args: argparse.Namespace) -> int:
+    from stamina_gym.mining.corpus import pin
+
+    entry = pin(Path(args.manifest), args.name, Path(args.task))
+    print(f"{args.name}: {len(entry.versions)} releases, {len(entry.turns)} kept step(s), "
+          f"{sum(map(len, entry.turns.values()))} test(s) pinned in {args.manifest}")  # fmt: skip
+    return 0
+
 
 def cmd_mine(args: argparse.Namespace) -> int:
     from stamina_gym.mining.mine import mine

@@ -229,6 +229,9 @@ class Step:
     import_only: list[str] = field(default_factory=list)
     """Unchanged tests that failed before only because their module did not import (it
     imports a name the step adds): left to the turn's other tests."""
+    pin_broken: list[str] = field(default_factory=list)
+    """A corpus build's pinned tests of this step that did not fail before it and pass after
+    (or are no longer collected): the manifest and this build disagree."""
     passes_earlier: list[str] = field(default_factory=list)
     """Tests that fail just before the step but pass on the seed or on an earlier kept
     state (broken by a step between, fixed by this one): an agent that did nothing would
@@ -241,6 +244,8 @@ class Yield:
     snapshots: int
     candidates: int
     steps: list[Step]
+    sdists: dict[str, str] = field(default_factory=dict)
+    """Release -> the sha256 of its sdist, for a package's releases."""
 
     @property
     def kept(self) -> list[Step]:
@@ -253,7 +258,7 @@ class Yield:
     def to_data(self) -> dict:
         return {
             "snapshots": self.snapshots, "candidates": self.candidates, "kept": len(self.kept),
-            "yield": round(self.rate, 3),
+            "yield": round(self.rate, 3), **({"sdists": self.sdists} if self.sdists else {}),
             "steps": [{key: value for key, value in vars(step).items() if value not in ("", [])} for step in self.steps],
         }  # fmt: skip
 
@@ -269,12 +274,17 @@ def mine(
     sandbox: Sandbox | None = None,
     runs: int = 3,
     timeout: float = 300.0,
+    pinned: Mapping[str, Sequence[str]] | None = None,
     progress: Callable[[str], None] = lambda line: None,
 ) -> Yield:
     """Write the task mined from ``snapshots`` into ``out`` (a new or empty folder, whose
     name is the task id unless ``task_id`` says otherwise) and return its yield. The
     ``recipe`` says what the project needs (``stamina_gym.mining.recipe``); ``fixes`` are
-    applied after its own."""
+    applied after its own. With ``pinned`` (step ref -> its tests, relative to the turn's
+    tests folder: a corpus manifest's), the kept steps and their tests are those, not what
+    this machine's runs would choose: every other candidate is dropped unrun, and each
+    pinned test is run once before and after its step to check that it still fails and
+    then passes (one that does not is listed in its step's ``pin_broken``)."""
     if len(snapshots) < 2:
         raise ConfigError(f"mining needs at least two snapshots (a seed and a step), got {len(snapshots)}")
     out = Path(out)
@@ -317,14 +327,18 @@ def mine(
             snapshot = snapshots[index]
             progress(f"candidate {number}/{len(candidates)}: {snapshot.ref[:12]} {snapshot.title[:60]}")
             turn_id = f"{len(kept) + 1:02d}-{_slug(snapshot.title)}"
-            step = _try_step(out, scratch, sandbox, trees, snapshots, state, index, turn_id, kept, runs, timeout)
+            if pinned is not None and snapshot.ref not in pinned:
+                step = Step(snapshot.ref, snapshot.title, "dropped", "not a kept step of the manifest", "not-pinned")
+            else:
+                step = _try_step(out, scratch, sandbox, trees, snapshots, state, index, turn_id, kept,
+                                 1 if pinned is not None else runs, timeout, None if pinned is None else pinned[snapshot.ref])  # fmt: skip
             steps.append(step)
             if step.status == "kept":
                 kept.append((index, turn_id, step.tests))
                 state = index
             progress(f"    {step.status}: " + (f"{len(step.tests)} test(s)" if step.status == "kept" else step.reason))
         if not kept:
-            _keep_only_the_yield(out, Yield(out, len(snapshots), len(candidates), steps))
+            _keep_only_the_yield(out, Yield(out, len(snapshots), len(candidates), steps, _digests(snapshots)))
             raise ConfigError("no candidate step has a test that fails before it and passes after: nothing to mine; "
                               f"why each was dropped: {out / 'mining.yaml'} ("
                               + "; ".join(f"{s.ref[:12]}: {s.cause}" for s in steps[:5]) + ")")  # fmt: skip
@@ -337,9 +351,13 @@ def mine(
         shutil.rmtree(scratch, ignore_errors=True)
         if owned:
             sandbox.close()
-    result = Yield(out, len(snapshots), len(candidates), steps)
+    result = Yield(out, len(snapshots), len(candidates), steps, _digests(snapshots))
     (out / "mining.yaml").write_text(yaml.safe_dump(result.to_data(), sort_keys=False, allow_unicode=True), encoding="utf-8")
     return result
+
+
+def _digests(snapshots: Sequence[Snapshot]) -> dict[str, str]:
+    return {snapshot.ref: snapshot.digest for snapshot in snapshots if snapshot.digest}
 
 
 def _keep_only_the_yield(out: Path, result: "Yield") -> None:
@@ -356,7 +374,7 @@ def _default_sandbox(out: Path) -> Sandbox:
 
 
 def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, state: int, index: int, turn_id: str,
-              kept: list[tuple[int, str, list[str]]], runs: int, timeout: float) -> Step:  # fmt: skip
+              kept: list[tuple[int, str, list[str]]], runs: int, timeout: float, pins: Sequence[str] | None = None) -> Step:  # fmt: skip
     snapshot = snapshots[index]
     step = Step(snapshot.ref, snapshot.title, "dropped")
     before, after = trees[state][0], trees[index][0]
@@ -381,6 +399,10 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
             # Failing, a hypothesis test traces its example (sys.settrace), which the
             # grader takes for tampering: an honest agent would be paid as a forger.
             (step.hypothesis if sources.uses_hypothesis(rel, names) else ids).append(tid)
+        if pins is not None:
+            wanted = {f"{turn_id}/{pin}" for pin in pins}
+            step.pin_broken = sorted(pin for pin in pins if f"{turn_id}/{pin}" not in ids)  # no longer collected
+            ids = [tid for tid in ids if tid in wanted]
         if not ids:
             step.reason = "its test files hold no test" + (" but hypothesis-driven ones" if step.hypothesis else "")
             step.cause = "no-tests"
@@ -418,7 +440,11 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
             seen = by_base_id(_run(task, [turn], trees[earlier_state][0], scratch, sandbox, timeout, fail_to_pass), fail_to_pass)
             step.passes_earlier += [tid for tid in fail_to_pass if seen[tid].status == "passed"]
             fail_to_pass = [tid for tid in fail_to_pass if seen[tid].status != "passed"]
-        step.tests = [tid for tid in fail_to_pass if tid not in unchanged] or fail_to_pass
+        if pins is not None:  # the manifest chose them: each must still fail before and pass after
+            step.tests = fail_to_pass
+            step.pin_broken += sorted(tid.split("/", 1)[1] for tid in ids if tid not in fail_to_pass)
+        else:
+            step.tests = [tid for tid in fail_to_pass if tid not in unchanged] or fail_to_pass
         step.import_only = [tid for tid in fail_to_pass if tid not in step.tests]
         step.retires = [tid for tid in keep_earlier if earlier_after[tid].status != "passed"]
         if not step.tests:
@@ -460,7 +486,7 @@ def _no_tests_reason(step: Step, ids: list[str], unchanged: set[str]) -> str:
 
 #: The causes a dropped step is classified by.
 CAUSES = ("missing-test-dependency", "import-root", "collection-error", "failing-assertion", "failing-test", "timeout",
-          "skipped", "flaky", "passes-earlier", "no-fail-to-pass", "no-tests", "unreadable", "voided")  # fmt: skip
+          "skipped", "flaky", "passes-earlier", "no-fail-to-pass", "no-tests", "unreadable", "voided", "not-pinned")  # fmt: skip
 _NO_MODULE = re.compile(r"No module named '([\w.]+)'")
 
 

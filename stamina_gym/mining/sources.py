@@ -5,6 +5,7 @@ machine's own index configuration applies). Either way the result is a list of
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import subprocess
@@ -13,7 +14,7 @@ import tarfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from stamina_gym.errors import ConfigError
 from stamina_gym.task import glob_matches
@@ -33,6 +34,8 @@ class Snapshot:
     message: str = ""
     """The commit's body, or the release's changelog entry where one is found."""
     files: dict[str, str] = field(default_factory=dict, repr=False)
+    digest: str = ""
+    """The sha256 of a release's sdist (empty for a commit)."""
 
 
 def _keep(rel: str, data: bytes) -> str | None:
@@ -101,10 +104,12 @@ def index_versions(name: str) -> list[str]:
     return [str(v) for v in sorted(v for v in versions if not v.is_prerelease)]
 
 
-def pypi_snapshots(name: str, versions: Sequence[str], cache: Path, progress: Callable[[str], None] = lambda line: None) -> list[Snapshot]:
+def pypi_snapshots(name: str, versions: Sequence[str], cache: Path, progress: Callable[[str], None] = lambda line: None,
+                   digests: Mapping[str, str] | None = None) -> list[Snapshot]:  # fmt: skip
     """One snapshot per release, from its sdist (downloaded once into ``cache``); the
     sdist's top folder (``name-1.2/``) is stripped. A release without a usable sdist is
-    skipped and said so through ``progress``."""
+    skipped and said so through ``progress``. With ``digests`` (version -> sha256, a corpus
+    manifest's), each sdist must have its digest: a ConfigError names any that differs."""
     from concurrent.futures import ThreadPoolExecutor
 
     cache.mkdir(parents=True, exist_ok=True)
@@ -123,8 +128,12 @@ def pypi_snapshots(name: str, versions: Sequence[str], cache: Path, progress: Ca
                 progress(f"sdist {number}/{len(versions)}: SKIPPED {version}: {str(archive)[-200:]}")
                 continue
             progress(f"sdist {number}/{len(versions)}: {archive.name}")
+            digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+            if digests is not None and digests.get(version) != digest:
+                raise ConfigError(f"pypi:{name} {version}: the sdist {archive.name} has sha256 {digest}, "
+                                  f"the manifest pins {digests.get(version) or 'none'}")  # fmt: skip
             files = _unpack(archive)
-            snapshots.append(Snapshot(version, f"Release {version}", _changelog_entry(files, version), files))
+            snapshots.append(Snapshot(version, f"Release {version}", _changelog_entry(files, version), files, digest))
     if len(snapshots) < 2:
         raise ConfigError(f"pypi:{name}: {len(snapshots)} of {len(versions)} release(s) have a usable sdist; mining needs two")
     return snapshots

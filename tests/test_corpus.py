@@ -1,0 +1,103 @@
+"""The corpus (``stamina_gym.mining.corpus``): a manifest of real projects' histories, each
+package's kept steps and tests pinned, rebuilt by ``stamina-gym corpus build``."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from stamina_gym.errors import ConfigError
+from stamina_gym.mining import sources
+from stamina_gym.mining.corpus import MANIFEST, build, load_manifest, pin
+from stamina_gym.mining.mine import mine
+from stamina_gym.mining.recipe import shipped_recipes
+from stamina_gym.mining.sources import Snapshot
+from stamina_gym.task import load_task_dir
+
+SHOUT = "def shout(text):\n    return text{}\n"
+TEST = "from shout import shout\n\n\ndef test_{name}():\n    assert shout('a') == {value!r}\n"
+
+
+def test_the_shipped_manifest_names_shipped_recipes_and_both_splits():
+    manifest = load_manifest()
+    assert manifest.split("train") and manifest.split("eval")
+    for name, entry in manifest.packages.items():
+        assert entry.recipe is None or entry.recipe in shipped_recipes(), name
+        assert len(set(entry.versions)) == len(entry.versions), name
+        assert set(entry.turns) <= set(entry.versions) and set(entry.sdists) <= set(entry.versions), name
+
+
+def _history() -> list[Snapshot]:
+    return [
+        Snapshot("1", "R1", files={"shout.py": SHOUT.format(""), "tests/test_shout.py": TEST.format(name="same", value="a")}),
+        Snapshot("2", "R2", files={"shout.py": SHOUT.format(".upper()"), "tests/test_shout.py": TEST.format(name="upper", value="A")}),
+        Snapshot("3", "R3", files={"shout.py": SHOUT.format(".upper() + '!'"),
+                                   "tests/test_shout.py": TEST.format(name="upper", value="A") + "\n\n" + TEST.format(
+                                       name="bang", value="A!").split("\n\n\n")[1]}),  # fmt: skip
+    ]
+
+
+def test_pinned_steps_and_tests_are_the_manifests_and_each_is_checked(tmp_path):
+    """A step the manifest does not keep is dropped unrun; a pinned test that no longer
+    fails before its step (or is gone) is named as a broken pin."""
+    free = mine(_history(), tmp_path / "free", runs=1)
+    assert [(s.ref, s.status) for s in free.steps] == [("2", "kept"), ("3", "kept")]
+    pinned = mine(_history(), tmp_path / "pinned", pinned={"3": ["test_shout.py::test_bang"]})
+    assert [(s.ref, s.status, s.cause) for s in pinned.steps] == [("2", "dropped", "not-pinned"), ("3", "kept", "")]
+    assert pinned.kept[0].tests == ["01-r3/test_shout.py::test_bang"] and not pinned.kept[0].pin_broken
+    # test_upper passes before R3 once R2 is folded in; test_gone does not exist
+    broken = mine(_history(), tmp_path / "broken", pinned={"2": ["test_shout.py::test_upper"],
+                                                           "3": ["test_shout.py::test_upper", "test_shout.py::test_gone"]})  # fmt: skip
+    last = broken.steps[-1]
+    assert last.status == "dropped" and last.pin_broken == ["test_shout.py::test_gone", "test_shout.py::test_upper"]
+
+
+def _sdist(folder: Path, version: str, files: dict[str, str]) -> Path:
+    """A release's sdist where the miner's cache keeps it, so no index is asked."""
+    path = folder / f"shout-{version}" / f"shout-{version}.tar.gz"
+    path.parent.mkdir(parents=True)
+    with tarfile.open(path, "w:gz") as bundle:
+        for rel, text in files.items():
+            info = tarfile.TarInfo(f"shout-{version}/{rel}")
+            info.size = len(text.encode())
+            bundle.addfile(info, io.BytesIO(text.encode()))
+    return path
+
+
+def test_a_build_rebuilds_the_pinned_task_and_refuses_an_sdist_that_is_not_the_pinned_one(tmp_path):
+    cache = tmp_path / "sdists"
+    for snapshot in _history():
+        _sdist(cache, snapshot.ref, snapshot.files)
+    manifest_path = tmp_path / "corpus.yaml"
+    manifest_path.write_text(yaml.safe_dump({"packages": {"shout": {"versions": ["1", "2", "3"], "split": "train", "licence": "MIT"}}}))
+    mined = mine(sources.pypi_snapshots("shout", ["1", "2", "3"], cache), tmp_path / "mined" / "shout", runs=1)
+    entry = pin(manifest_path, "shout", mined.task)
+    assert list(entry.turns) == ["2", "3"] and set(entry.sdists) == {"1", "2", "3"}
+    report = build(load_manifest(manifest_path), tmp_path / "corpus", cache=cache)
+    row = report["shout"]
+    assert (row["turns"], row["pins_broken"], row["pinned_steps_not_kept"], row["problems"]) == (2, {}, [], [])
+    built = load_task_dir(tmp_path / "corpus" / "shout")
+    assert [turn.spec.tests for turn in built.turns] == [("test_shout.py::test_upper",), ("test_shout.py::test_bang",)]
+    assert yaml.safe_load((tmp_path / "corpus" / "corpus-build.yaml").read_text())["shout"]["turns"] == 2
+    # another sdist under a pinned release: refused, named
+    (cache / "shout-3" / "shout-3.tar.gz").unlink()
+    _sdist(cache.parent / "other", "3", {"shout.py": "x = 1\n"}).rename(cache / "shout-3" / "shout-3.tar.gz")
+    with pytest.raises(ConfigError, match=r"pypi:shout 3: the sdist shout-3.tar.gz has sha256 \w+, the manifest pins \w+"):
+        build(load_manifest(manifest_path), tmp_path / "corpus", cache=cache)
+
+
+def test_bad_manifests_and_names_are_named(tmp_path):
+    bad = tmp_path / "corpus.yaml"
+    bad.write_text("packages:\n  shout:\n    versions: ['1']\n    split: test\n    licence: MIT\n")
+    with pytest.raises(ConfigError, match=r"corpus.yaml: .*versions.*|corpus.yaml: .*split"):
+        load_manifest(bad)
+    with pytest.raises(ConfigError, match="not in the corpus manifest: nosuch"):
+        build(load_manifest(MANIFEST), tmp_path / "out", only=["nosuch"])
+    run = subprocess.run([sys.executable, "-m", "stamina_gym.cli", "corpus", "list"], capture_output=True, text=True)
+    assert run.returncode == 0 and "| six |" in run.stdout and "| tabulate |" in run.stdout, run.stderr
