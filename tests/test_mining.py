@@ -496,16 +496,19 @@ def test_the_notes_of_the_steps_a_turn_folds_in_are_in_its_prompt(tmp_path):
 
 
 def test_the_signatures_a_step_adds_or_changes_are_told_as_calls_the_signature_check_reads():
-    """A new keyword of a public function, a private helper the tests call, and a class's
-    constructor; an unchanged method and an uncalled private one are not repeated."""
+    """A new keyword of a public function, a private helper the tests call, a class's
+    constructor, a function defined under a module-level ``if``; an unchanged method, an
+    uncalled private function and a private class's method are not repeated."""
     from stamina_gym.signatures import told_shapes
 
     before = {"t.py": "def table(data, headers=()):\n    pass\n\n\ndef _align(c):\n    pass\n\n\ndef _hidden(x):\n    pass\n\n\n"
-                      "class Box:\n    def __init__(self, x):\n        pass\n\n    def size(self, a, *, b=1):\n        pass\n"}  # fmt: skip
+                      "class Box:\n    def __init__(self, x):\n        pass\n\n    def size(self, a, *, b=1):\n        pass\n\n\n"
+                      "class _Hook:\n    def find(self, name):\n        pass\n"}  # fmt: skip
     after = {"t.py": before["t.py"].replace("headers=()", "headers=(), index=\"default\"").replace("_align(c)", "_align(c, multi=False)")
-                     .replace("_hidden(x)", "_hidden(x, y)").replace("(self, x)", "(self, x, y=None)")}  # fmt: skip
+                     .replace("_hidden(x)", "_hidden(x, y)").replace("(self, x)", "(self, x, y=None)")
+                     .replace("find(self, name)", "find(self, name, path=None)") + "\nif True:\n    def wrap(f, *, keep=True):\n        pass\n"}  # fmt: skip
     told = changed_signatures(before, after, ["assert _align('a', multi=True)"])
-    assert told == ["table(data, headers=..., index='default')", "_align(c, multi=False)", "Box(x, y=None)"]
+    assert told == ["table(data, headers=..., index='default')", "_align(c, multi=False)", "Box(x, y=None)", "wrap(f, *, keep=True)"]
     shapes = told_shapes(" ".join(f"`{signature}`" for signature in told))
     assert shapes["table"][0].fits(1, ["index"]) and shapes["_align"][0].fits(1, ["multi"]) and shapes["Box"][0].fits(2, [])
 

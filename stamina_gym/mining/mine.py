@@ -707,7 +707,7 @@ def changed_signatures(before: Mapping[str, str], after: Mapping[str, str], test
     def defined(files: Mapping[str, str]) -> dict[str, ast.arguments]:
         found = {}
         for _, tree in pyast.modules(dict(sorted(files.items()))):
-            for node in tree.body:
+            for node in collection.module_level(tree.body):  # ``if PY3: def wraps(...)`` too
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     found.setdefault(node.name, node.args)
                 elif isinstance(node, ast.ClassDef):
@@ -721,8 +721,8 @@ def changed_signatures(before: Mapping[str, str], after: Mapping[str, str], test
     called = {match for text in tests for match in re.findall(r"\b(_\w+)\s*\(", text)}
     old, signatures = defined(before), []
     for name, args in defined(after).items():
-        last = name.rsplit(".", 1)[-1]
-        if (last.startswith("_") and last not in called) or (name in old and ast.dump(old[name]) == ast.dump(args)):
+        private = any(part.startswith("_") for part in name.split("."))  # a method of a private class too
+        if (private and name.rsplit(".", 1)[-1] not in called) or (name in old and ast.dump(old[name]) == ast.dump(args)):
             continue
         signatures.append(f"{name}({_parameters(args)})")
     return signatures[:limit]
@@ -758,7 +758,7 @@ def _new_public_names(before: Mapping[str, str], after: Mapping[str, str]) -> li
     def defined(files: Mapping[str, str]) -> list[str]:
         names = []
         for _, tree in pyast.modules(dict(sorted(files.items()))):
-            for node in tree.body:
+            for node in collection.module_level(tree.body):
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
                     names.append(node.name)
                     if isinstance(node, ast.ClassDef):
