@@ -384,6 +384,9 @@ def test_a_releases_changelog_entry_is_found_in_a_changelog_or_the_readmes_histo
     # a README without a changelog section names versions in prose and tables: no entry
     benchmark = "Performance\n===========\n\n=================  ======\ntabulate (0.8.2)     13.1\nother (1.0)          2.0\n"
     assert _changelog_entry({"README.md": benchmark}, "0.8.2") == ""
+    # a wrapped line that starts with a version number is no other release's
+    wrapped = "1.5.0\n-----\n\n- Removed support for Python 2.4. This is because py.test no longer supports\n  2.4.\n\n- Lazy moves.\n\n1.4.1\n-----\n\n- x\n"
+    assert _changelog_entry({"CHANGES": wrapped}, "1.5.0").endswith("supports\n  2.4.\n- Lazy moves.")
 
 
 def test_a_mining_that_keeps_nothing_leaves_its_reasons_classified(tmp_path):

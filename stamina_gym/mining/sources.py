@@ -248,7 +248,8 @@ def _changelog_entry(files: dict[str, str], version: str) -> str:
     that names another version."""
     heading = re.compile(rf"(^|[^\w.])v?{re.escape(version)}($|[^\w.])")
     starts = re.compile(rf"^\W{{0,4}}v?{re.escape(version)}($|[^\w.])")
-    other = re.compile(r"^\W{0,4}v?\d+\.\d+(\.\d+)*\b")
+    # Another release's line: a version at its start, unindented (``  2.4.`` is a wrapped line).
+    other = re.compile(r"^(?!\s)\W{0,4}v?\d+\.\d+(\.\d+)*\b")
     readme_last = sorted((rel for rel in files if _CHANGELOGS.match(rel) and rel.count("/") <= 1),
                          key=lambda rel: ("README" in rel.upper(), rel.count("/"), len(rel)))  # fmt: skip
     for rel in readme_last:
