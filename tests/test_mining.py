@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from stamina_gym.errors import ConfigError
-from stamina_gym.mining.mine import changed_signatures, classify, diff_trees, error_line, kind_of, mine, relative_imports, split
+from stamina_gym.mining.mine import changed_public_functions, changed_signatures, classify, diff_trees, error_line, kind_of, mine, relative_imports, split
 from stamina_gym.mining.recipe import load_recipe
 from stamina_gym.mining.sources import Snapshot, git_snapshots
 from stamina_gym.task import SourceFix, load_task_dir
@@ -509,11 +509,22 @@ def test_the_signatures_a_step_adds_or_changes_are_told_as_calls_the_signature_c
                       "class _Hook:\n    def find(self, name):\n        pass\n"}  # fmt: skip
     after = {"t.py": before["t.py"].replace("headers=()", "headers=(), index=\"default\"").replace("_align(c)", "_align(c, multi=False)")
                      .replace("_hidden(x)", "_hidden(x, y)").replace("(self, x)", "(self, x, y=None)")
-                     .replace("find(self, name)", "find(self, name, path=None)") + "\nif True:\n    def wrap(f, *, keep=True):\n        pass\n"}  # fmt: skip
+                     .replace("find(self, name)", "find(self, name, path=None)") + "\nif True:\n    def wrap(f, *, keep=True):\n        pass\n"
+                     "\n\ndef assert_items(self, *args):\n    pass\n"}  # a function whose first parameter is called self  # fmt: skip
     told = changed_signatures(before, after, ["assert _align('a', multi=True)"])
-    assert told == ["table(data, headers=..., index='default')", "_align(c, multi=False)", "Box(x, y=None)", "wrap(f, *, keep=True)"]
+    assert told == ["table(data, headers=..., index='default')", "_align(c, multi=False)", "Box(x, y=None)", "wrap(f, *, keep=True)",
+                    "assert_items(self, *args)"]  # fmt: skip
     shapes = told_shapes(" ".join(f"`{signature}`" for signature in told))
     assert shapes["table"][0].fits(1, ["index"]) and shapes["_align"][0].fits(1, ["multi"]) and shapes["Box"][0].fits(2, [])
+
+
+def test_the_public_functions_a_step_rewrites_are_named():
+    """six 1.7's notes say add_metaclass; its tests check with_metaclass, which it rewrote."""
+    before = {"six.py": "def with_metaclass(meta, *bases):\n    return meta('X', bases, {})\n\n\ndef add_metaclass(m):\n    pass\n\n\n"
+                        "def _helper():\n    pass\n\n\nclass Box:\n    def size(self):\n        return 1\n"}  # fmt: skip
+    after = {"six.py": before["six.py"].replace("return meta('X', bases, {})", "return type.__new__(meta, 'X', (), {})")
+                       .replace("    pass\n\n\nclass", "    return 1\n\n\nclass").replace("return 1\n", "return 2\n")}  # fmt: skip
+    assert changed_public_functions(before, after) == ["with_metaclass", "Box.size"]
 
 
 def test_a_bad_recipe_is_named(tmp_path):

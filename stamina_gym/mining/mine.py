@@ -693,7 +693,8 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         folded = [snapshots[i] for i in range(previous + 1, index) if snapshots[i].message.strip()]
         test_texts = [path.read_text(encoding="utf-8", errors="replace") for path in sorted((folder / "tests").rglob("*.py"))]
         signatures = changed_signatures(before, after, test_texts)
-        spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures)
+        rewritten = changed_public_functions(before, after)
+        spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures, rewritten)
         (folder / "turn.yaml").write_text(REVIEW_NOTE + _dump(spec), encoding="utf-8")
         previous = index
 
@@ -704,38 +705,43 @@ def changed_signatures(before: Mapping[str, str], after: Mapping[str, str], test
     ones the turn's ``tests`` (their texts) call. A default that is long or holds
     parentheses is shown as ``...``, so that the signature reads as one call."""
 
-    def defined(files: Mapping[str, str]) -> dict[str, ast.arguments]:
+    def defined(files: Mapping[str, str]) -> dict[str, tuple[ast.arguments, bool]]:
+        """Name -> (its parameters, whether it is a method, whose first one is bound)."""
         found = {}
         for _, tree in pyast.modules(dict(sorted(files.items()))):
             for node in collection.module_level(tree.body):  # ``if PY3: def wraps(...)`` too
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    found.setdefault(node.name, node.args)
+                    found.setdefault(node.name, (node.args, False))
                 elif isinstance(node, ast.ClassDef):
                     for item in node.body:
                         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name != "__init__":
-                            found.setdefault(f"{node.name}.{item.name}", item.args)
+                            bound = not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in item.decorator_list)
+                            found.setdefault(f"{node.name}.{item.name}", (item.args, bound))
                         elif isinstance(item, ast.FunctionDef) and item.name == "__init__":
-                            found.setdefault(node.name, item.args)  # a class is called through its __init__
+                            found.setdefault(node.name, (item.args, True))  # a class is called through its __init__
         return found
 
     called = {match for text in tests for match in re.findall(r"\b(_\w+)\s*\(", text)}
     old, signatures = defined(before), []
-    for name, args in defined(after).items():
+    for name, (args, bound) in defined(after).items():
         private = any(part.startswith("_") for part in name.split("."))  # a method of a private class too
-        if (private and name.rsplit(".", 1)[-1] not in called) or (name in old and ast.dump(old[name]) == ast.dump(args)):
+        if (private and name.rsplit(".", 1)[-1] not in called) or (name in old and ast.dump(old[name][0]) == ast.dump(args)):
             continue
-        signatures.append(f"{name}({_parameters(args)})")
+        signatures.append(f"{name}({_parameters(args, bound)})")
     return signatures[:limit]
 
 
-def _parameters(args: ast.arguments) -> str:
+def _parameters(args: ast.arguments, bound: bool) -> str:
+    """The parameters as a call shows them: a method's first one (``self``, ``cls``) left out;
+    a function's kept whatever its name (six's ``assertCountEqual(self, *args)`` takes the
+    test case first)."""
     def default(node: ast.expr | None) -> str:
         text = ast.unparse(node) if node is not None else ""
         return text if text and len(text) <= 24 and not re.search(r"[()]", text) else "..."
 
     positional = [*args.posonlyargs, *args.args]
     defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
-    parts = [a.arg + (f"={default(d)}" if d is not None else "") for a, d in zip(positional, defaults) if a.arg not in ("self", "cls")]
+    parts = [a.arg + (f"={default(d)}" if d is not None else "") for a, d in zip(positional, defaults)][1 if bound and positional else 0 :]
     if args.vararg:
         parts.append(f"*{args.vararg.arg}")
     elif args.kwonlyargs:
@@ -751,23 +757,33 @@ def _spelt(use: interfaces.Use) -> str:
     return f"`{use.name}=`" if use.kind in ("keyword", "field") else f"`{use.name}`"
 
 
+def _public_definitions(files: Mapping[str, str]) -> dict[str, str]:
+    """Public function, class and method name (``Class.method``) -> its source, in file order."""
+    found: dict[str, str] = {}
+    for rel, tree in pyast.modules(dict(sorted(files.items()))):
+        text = files[rel]
+        for node in collection.module_level(tree.body):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
+                found.setdefault(node.name, ast.get_source_segment(text, node) or "")
+                if isinstance(node, ast.ClassDef):
+                    for item in node.body:
+                        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and not item.name.startswith("_"):
+                            found.setdefault(f"{node.name}.{item.name}", ast.get_source_segment(text, item) or "")
+    return found
+
+
 def _new_public_names(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
     """Public functions, classes and methods the product defines after a step and did
     not before (``Class.method``, ``function``), in file order."""
+    old = _public_definitions(before)
+    return [name for name in _public_definitions(after) if name not in old]
 
-    def defined(files: Mapping[str, str]) -> list[str]:
-        names = []
-        for _, tree in pyast.modules(dict(sorted(files.items()))):
-            for node in collection.module_level(tree.body):
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
-                    names.append(node.name)
-                    if isinstance(node, ast.ClassDef):
-                        names += [f"{node.name}.{item.name}" for item in node.body
-                                  if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and not item.name.startswith("_")]  # fmt: skip
-        return names
 
-    old = set(defined(before))
-    return list(dict.fromkeys(name for name in defined(after) if name not in old))
+def changed_public_functions(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
+    """Public functions and methods a step rewrites (their source differs), in file order:
+    where a release's notes name the wrong one, the prompt still points at the right one."""
+    old, new = _public_definitions(before), _public_definitions(after)
+    return [name for name, text in new.items() if name in old and old[name] != text and not text.startswith("class ")]
 
 
 def _behaviours(tests: Sequence[str]) -> list[str]:
@@ -783,11 +799,13 @@ def _behaviours(tests: Sequence[str]) -> list[str]:
 
 
 def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfaces.Use], added: Sequence[str],
-             tests: Sequence[str], folded: Sequence[Snapshot] = (), signatures: Sequence[str] = ()) -> list[str]:  # fmt: skip
+             tests: Sequence[str], folded: Sequence[Snapshot] = (), signatures: Sequence[str] = (),
+             rewritten: Sequence[str] = ()) -> list[str]:  # fmt: skip
     """Two drafts of the turn's request: the message or changelog entry (those of the
     ``folded`` steps before it first, each under its title), the public names the step
-    adds, the ``signatures`` it adds or changes, what its tests check (from their names),
-    the files (Python first), and every name the tests use that the agent was not yet told."""
+    adds, the existing public functions it ``rewritten``, the ``signatures`` it adds or
+    changes, what its tests check (from their names), the files (Python first), and every
+    name the tests use that the agent was not yet told."""
     names = ", ".join(dict.fromkeys(_spelt(use) for use in missing))
     body = "\n\n".join([*(f"{step.title}:\n{step.message.strip()}" for step in folded),
                          *([f"{snapshot.title}:\n{snapshot.message.strip()}" if folded else snapshot.message.strip()]
@@ -799,6 +817,9 @@ def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfa
     first = f"{snapshot.title}." + (f"\n\n{body}" if body else "")
     if new:
         first += f"\n\nThis adds {new}."
+    changes = ", ".join(f"`{name}`" for name in rewritten[:10])
+    if changes:
+        first += f"\n\nThe existing functions it changes: {changes}."
     told = ", ".join(f"`{signature}`" for signature in signatures)
     if told:
         first += f"\n\nThe signatures it adds or changes: {told}."
@@ -809,6 +830,8 @@ def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfa
     if names:
         first += f" The change involves {names}."
     second = f"Next change for the project: {snapshot.title[:1].lower()}{snapshot.title[1:]}." + (f"\n\nDetails:\n{body}" if body else "")
+    if changes:
+        second += f"\n\nExisting code to change: {changes}."
     if told:
         second += f"\n\nNew or changed signatures: {told}."
     if checks:
