@@ -127,6 +127,20 @@ collect_ignore = ["data"]
 MINI = DATA / "mini"
 
 
+def write_sdist(path: Path, top: str, files: dict[str, str]) -> Path:
+    """A source distribution at ``path``: ``files`` (path -> text) under the folder ``top``."""
+    import io
+    import tarfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(path, "w:gz") as bundle:
+        for rel, text in files.items():
+            info = tarfile.TarInfo(f"{top}/{rel}")
+            info.size = len(text.encode())
+            bundle.addfile(info, io.BytesIO(text.encode()))
+    return path
+
+
 def mini_task(tmp_path: Path, tests: dict[str, str], **spec: Any):
     """A copy of the mini task whose first turn holds ``tests`` (file name in its tests
     folder -> text) and ``spec`` over its turn.yaml: a task to plant a defect in."""

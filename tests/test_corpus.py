@@ -3,10 +3,8 @@ package's kept steps and tests pinned, rebuilt by ``stamina-gym corpus build``."
 
 from __future__ import annotations
 
-import io
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,7 @@ from stamina_gym.mining.mine import mine
 from stamina_gym.mining.recipe import shipped_recipes
 from stamina_gym.mining.sources import Snapshot
 from stamina_gym.task import load_task_dir
+from tests.conftest import write_sdist
 
 SHOUT = "def shout(text):\n    return text{}\n"
 TEST = "from shout import shout\n\n\ndef test_{name}():\n    assert shout('a') == {value!r}\n"
@@ -60,14 +59,7 @@ def test_pinned_steps_and_tests_are_the_manifests_and_each_is_checked(tmp_path):
 
 def _sdist(folder: Path, version: str, files: dict[str, str]) -> Path:
     """A release's sdist where the miner's cache keeps it, so no index is asked."""
-    path = folder / f"shout-{version}" / f"shout-{version}.tar.gz"
-    path.parent.mkdir(parents=True)
-    with tarfile.open(path, "w:gz") as bundle:
-        for rel, text in files.items():
-            info = tarfile.TarInfo(f"shout-{version}/{rel}")
-            info.size = len(text.encode())
-            bundle.addfile(info, io.BytesIO(text.encode()))
-    return path
+    return write_sdist(folder / f"shout-{version}" / f"shout-{version}.tar.gz", f"shout-{version}", files)
 
 
 def test_a_build_rebuilds_the_pinned_task_and_refuses_an_sdist_that_is_not_the_pinned_one(tmp_path):

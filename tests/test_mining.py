@@ -287,21 +287,13 @@ def test_sequence_types_follow_from_kinds_and_files():
 
 
 def test_releases_come_from_their_sdists_and_one_without_is_skipped_and_said(tmp_path, monkeypatch):
-    import io
-    import tarfile
-
     from stamina_gym.mining import sources
+    from tests.conftest import write_sdist
 
     def sdist(version: str) -> Path:
         files = {"CHANGES.rst": f"{version}\n-----\n\n- Shout in capitals.\n\n1.0\n---\n\n- First.\n",
                  "shout.py": "def shout(text):\n    return text\n", "PKG-INFO": "Name: shout\n"}  # fmt: skip
-        path = tmp_path / f"shout-{version}.tar.gz"
-        with tarfile.open(path, "w:gz") as bundle:
-            for rel, text in files.items():
-                info = tarfile.TarInfo(f"shout-{version}/{rel}")
-                info.size = len(text.encode())
-                bundle.addfile(info, io.BytesIO(text.encode()))
-        return path
+        return write_sdist(tmp_path / f"shout-{version}.tar.gz", f"shout-{version}", files)
 
     def fake(name, version, cache):
         if version == "1.1":
