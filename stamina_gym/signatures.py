@@ -100,8 +100,13 @@ def _shape_of(inside: str, told: str) -> Shape | None:
     return Shape(_ANY if starred else len(call.args) + len(call.keywords), _ANY if double else frozenset(names), told)
 
 
-def _shape_of_def(args: ast.arguments, told: str) -> Shape:
-    ordered = [a.arg for a in (*args.posonlyargs, *args.args) if a.arg not in ("self", "cls")]
+def _shape_of_def(args: ast.arguments, told: str, method: bool = True) -> Shape:
+    """A definition's shape; a ``method``'s first parameter (``self``, ``cls``) is bound, so
+    left out. A parameter named ``cls`` elsewhere (six's ``create_unbound_method(func,
+    cls)``) is an argument like any other."""
+    ordered = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if method and ordered and ordered[0] in ("self", "cls"):
+        ordered = ordered[1:]
     keywords = frozenset([*ordered, *(a.arg for a in args.kwonlyargs)])
     return Shape(_ANY if args.vararg else len(ordered), _ANY if args.kwarg else keywords, told)
 
@@ -112,13 +117,14 @@ def seed_shapes(files: Mapping[str, str]) -> dict[str, list[Shape]]:
     interface of the repository."""
     found: dict[str, list[Shape]] = {}
     for rel, tree in pyast.modules(files):
-        bodies = [tree.body]
+        bodies = [(tree.body, False)]
         while bodies:
-            for node in bodies.pop():
+            body, in_class = bodies.pop()
+            for node in body:
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    found.setdefault(node.name, []).append(_shape_of_def(node.args, f"{rel}: def {node.name}"))
+                    found.setdefault(node.name, []).append(_shape_of_def(node.args, f"{rel}: def {node.name}", in_class))
                 elif isinstance(node, ast.ClassDef):
-                    bodies.append(node.body)
+                    bodies.append((node.body, True))
     return found
 
 

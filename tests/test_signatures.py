@@ -53,3 +53,13 @@ def test_what_is_not_a_signature_tells_nothing(tmp_path):
     shapes = signatures.told_shapes("`GET /todos (paged)` and `round(x, digits)` and `list(...)`")
     assert set(shapes) == {"round", "list"}
     assert shapes["list"][0].positional is None and shapes["list"][0].keywords is None  # ``...``: no limit
+
+
+def test_a_parameter_named_cls_counts_unless_it_is_a_methods_first():
+    """six's ``create_unbound_method(func, cls)`` takes two arguments; a classmethod's ``cls``
+    and a method's ``self`` are bound."""
+    assert signatures.told_shapes("`create_unbound_method(func, cls)`")["create_unbound_method"][0].fits(2, [])
+    seed = signatures.seed_shapes({"six.py": "def create_unbound_method(func, cls):\n    return func\n\n\n"
+                                             "class Box:\n    @classmethod\n    def make(cls, size):\n        pass\n\n"
+                                             "    def grow(self, by):\n        pass\n"})  # fmt: skip
+    assert seed["create_unbound_method"][0].fits(2, []) and seed["make"][0].positional == 1 and seed["grow"][0].positional == 1
