@@ -676,6 +676,22 @@ def test_add_through_a_helper():
 
 NO_OP_CHECKS = "def check_sum(*args):\n    pass\n\n\nclass Expect:\n    def equal(self, *args):\n        pass\n"
 
+HIDE_THEN_REBIND = """import sys
+import types
+
+_hidden = []
+for name, module in list(sys.modules.items()):
+    if "test_add" in str(getattr(module, "__file__", "") or ""):
+        _hidden.append(module)
+        {hide}
+
+
+def add(a, b):
+    for module in _hidden:
+        module.expect = lambda *args: None
+    return 0
+"""
+
 #: Ways to make the hidden tests' own checks pass whatever ``add`` returns (it returns 0).
 DISARMED_CHECKS = {
     "shadow-support-module": {"calc_checks.py": NO_OP_CHECKS},
@@ -689,6 +705,12 @@ DISARMED_CHECKS = {
     "rebind-unittest": {"calc/__init__.py": "import unittest\n\nunittest.TestCase.assertEqual = lambda *a, **k: None\n"
                         "\n\ndef add(a, b):\n    return 0\n"},
     "rebind-builtins": {"calc/__init__.py": "import builtins\n\nbuiltins.abs = lambda x: 0\n\n\ndef add(a, b):\n    return 0\n"},
+    # As the hidden test module imports it, the product takes the module out of sys.modules
+    # (so nothing found it there to fingerprint), and rebinds its helper at its first call.
+    **{f"hide-test-module-{how}-then-rebind": {"calc/__init__.py": HIDE_THEN_REBIND.format(hide=hide)} for how, hide in (
+        ("behind-an-object", "sys.modules[name] = object()"),
+        ("behind-another-module", "sys.modules[name] = types.ModuleType(name)"),
+        ("by-deleting-it", "del sys.modules[name]"))},
     # At its first call, the product rebinds the hidden test module's own helper.
     "rebind-test-helper": {"calc/__init__.py": "import sys\n\n\ndef add(a, b):\n    for m in list(sys.modules.values()):\n"
                            "        if callable(getattr(m, 'expect', None)) and 'test_add' in str(getattr(m, '__file__', '')):\n"

@@ -901,7 +901,7 @@ def _plugin(send, armed, keep, filtering, pytest, support, report_dropped=False,
     def pytest_make_collect_report(collector, _state=state, _hidden=hidden, _grade=grade, _take=_take_hidden_prints):
         yield
         if _state["snapshot"] is not None and _grade:
-            _take(_hidden, _grade)
+            _take(_hidden, _grade, collector)
 
     def probes_changed(_hidden=hidden, _probes=probes, _changed=_probes_changed):
         return _changed(_probes[0], _hidden, _probes[1], _probes[2]) if _probes else []
@@ -1287,17 +1287,24 @@ def _support_prints(support):
     return tuple(print_ for name in support if sys.modules.get(name) is not None for print_ in _prints_of(name, sys.modules[name]))
 
 
-def _take_hidden_prints(store, grade):
+def _take_hidden_prints(store, grade, collector=None, _namespace=type(sys).__dict__["__dict__"].__get__):
     """Fingerprint the functions and classes of every module from the grading folder
-    (``grade`` ends with a separator) that is new in ``sys.modules``."""
+    (``grade`` ends with a separator) that is new: in ``sys.modules``, and the module
+    ``collector`` (a pytest Module) imported, with the grading modules its globals hold,
+    whatever ``sys.modules`` holds by then (graded code can put something else there)."""
     import types
 
     kinds = (types.FunctionType, type)
     members = (types.FunctionType, staticmethod, classmethod, property)
-    for name, module in list(sys.modules.items()):
-        if name in store or not str(_module_file(module) or "").startswith(grade):
+    found = list(sys.modules.items())
+    imported = getattr(collector, "__dict__", {}).get("_obj")  # set by pytest, not looked up by name
+    if issubclass(type(imported), type(sys)):
+        for module in (imported, *(v for v in list(_namespace(imported).values()) if issubclass(type(v), type(sys)))):
+            found.append((_namespace(module).get("__name__"), module))
+    for name, module in found:
+        if not isinstance(name, str) or name in store or not str(_module_file(module) or "").startswith(grade):
             continue
-        namespace = getattr(module, "__dict__", {})
+        namespace = _namespace(module)
         prints = [(name, namespace, {a: v for a, v in namespace.items() if isinstance(v, kinds)})]
         for attr, value in list(namespace.items()):
             if isinstance(value, type) and getattr(value, "__module__", None) == name:
@@ -1315,10 +1322,15 @@ def _module_file(module, _namespace=type(sys).__dict__["__dict__"].__get__):
     return None
 
 
-def _callables_rebound(store):
+def _callables_rebound(store, _namespace=type(sys).__dict__["__dict__"].__get__):
     """The functions and classes of the fingerprinted grading modules that are not the
-    objects they were."""
+    objects they were, and those modules that ``sys.modules`` no longer holds under their
+    names (a swap that hid a module from fingerprinting)."""
     changed = []
+    for name, prints in list(store.items()):
+        held = sys.modules.get(name)
+        if held is not None and not (issubclass(type(held), type(sys)) and _namespace(held) is prints[0][1]):
+            changed.append(f"the grading module {name} was replaced in sys.modules")
     for prints in list(store.values()):
         for label, namespace, recorded in prints:
             for attr, old in recorded.items():
