@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from stamina_gym.errors import ConfigError
-
-DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "stamina-gym" / "sdists"
+from stamina_gym.mining.sources import DEFAULT_CACHE  # where sdists are kept (scripts import it from here)
 
 
 def add_parser(sub) -> None:

@@ -83,10 +83,9 @@ def build(
 ) -> dict[str, dict]:
     """Rebuild the corpus's tasks (``only`` these packages) into ``out``; the report of
     each package (also written to ``out / corpus-build.yaml``, merged with earlier builds')."""
-    from stamina_gym.mining.command import DEFAULT_CACHE
     from stamina_gym.mining.mine import mine
     from stamina_gym.mining.recipe import find_recipe
-    from stamina_gym.mining.sources import pypi_snapshots
+    from stamina_gym.mining.sources import DEFAULT_CACHE, pypi_snapshots
     from stamina_gym.task import load_task_dir
     from stamina_gym.validate import validate_task
 

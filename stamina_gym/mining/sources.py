@@ -19,6 +19,9 @@ from typing import Callable, Mapping, Sequence
 from stamina_gym.errors import ConfigError
 from stamina_gym.task import glob_matches
 
+#: Where release sdists are downloaded to and kept.
+DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "stamina-gym" / "sdists"
+
 #: A file larger than this is left out of a snapshot (data, not code).
 MAX_FILE_BYTES = 512 * 1024
 #: Build and packaging leftovers that are no part of a project's history.
