@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from stamina_gym.errors import ConfigError
-from stamina_gym.mining.mine import changed_public_functions, changed_signatures, classify, diff_trees, error_line, kind_of, mine, relative_imports, split
+from stamina_gym.mining.mine import _public_definitions, changed_public_functions, changed_signatures, classify, diff_trees, error_line, kind_of, mine, relative_imports, split
 from stamina_gym.mining.recipe import load_recipe
 from stamina_gym.mining.sources import Snapshot, git_snapshots
 from stamina_gym.task import SourceFix, load_task_dir
@@ -516,7 +516,7 @@ def test_the_public_functions_a_step_rewrites_are_named():
                         "def _helper():\n    pass\n\n\nclass Box:\n    def size(self):\n        return 1\n"}  # fmt: skip
     after = {"six.py": before["six.py"].replace("return meta('X', bases, {})", "return type.__new__(meta, 'X', (), {})")
                        .replace("    pass\n\n\nclass", "    return 1\n\n\nclass").replace("return 1\n", "return 2\n")}  # fmt: skip
-    assert changed_public_functions(before, after) == ["with_metaclass", "Box.size"]
+    assert changed_public_functions(_public_definitions(before), _public_definitions(after)) == ["with_metaclass", "Box.size"]
 
 
 def test_a_bad_recipe_is_named(tmp_path):

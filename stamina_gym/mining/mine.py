@@ -678,7 +678,8 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         before, after = trees[previous][0], trees[index][0]
         changed = sorted(rel for rel in {*before, *after} if before.get(rel) != after.get(rel))
         text = f"{snapshot.title}\n{snapshot.message}"
-        added = _new_public_names(before, after)
+        public_before, public_after = _public_definitions(before), _public_definitions(after)  # each tree parsed once
+        added = [name for name in public_after if name not in public_before]
         kind = kind_of(text, added)
         spec.update(kind=kind, paths=changed, context_files=[rel for rel in changed if rel in before][:10])
         sequence = sequence_of(kind, changed, history)
@@ -693,7 +694,7 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         folded = [snapshots[i] for i in range(previous + 1, index) if snapshots[i].message.strip()]
         test_texts = [path.read_text(encoding="utf-8", errors="replace") for path in sorted((folder / "tests").rglob("*.py"))]
         signatures = changed_signatures(before, after, test_texts)
-        rewritten = changed_public_functions(before, after)
+        rewritten = changed_public_functions(public_before, public_after)
         spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures, rewritten)
         (folder / "turn.yaml").write_text(REVIEW_NOTE + _dump(spec), encoding="utf-8")
         previous = index
@@ -772,17 +773,10 @@ def _public_definitions(files: Mapping[str, str]) -> dict[str, str]:
     return found
 
 
-def _new_public_names(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
-    """Public functions, classes and methods the product defines after a step and did
-    not before (``Class.method``, ``function``), in file order."""
-    old = _public_definitions(before)
-    return [name for name in _public_definitions(after) if name not in old]
-
-
-def changed_public_functions(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
-    """Public functions and methods a step rewrites (their source differs), in file order:
-    where a release's notes name the wrong one, the prompt still points at the right one."""
-    old, new = _public_definitions(before), _public_definitions(after)
+def changed_public_functions(old: Mapping[str, str], new: Mapping[str, str]) -> list[str]:
+    """Public functions and methods a step rewrites (their source differs; ``old`` and
+    ``new`` are ``_public_definitions`` of the trees before and after), in file order: where
+    a release's notes name the wrong one, the prompt still points at the right one."""
     return [name for name, text in new.items() if name in old and old[name] != text and not text.startswith("class ")]
 
 

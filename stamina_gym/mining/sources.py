@@ -185,7 +185,6 @@ def _from_simple_index(name: str, version: str, folder: Path) -> Path:
     """The release's sdist straight from the index's JSON simple API (PEP 691), its hash
     checked: pip would first build its metadata, which some old sdists fail (a version read
     from the installed package). Raises OSError, ValueError or KeyError when it cannot."""
-    import hashlib
     import json
     import urllib.parse
     import urllib.request
