@@ -199,7 +199,8 @@ def stage_tests(
     planned = _plan_canaries(task, shards, texts, params)
     canaries = Canaries({f"{c.path}::{c.test}": c.expected for group in planned for c in group},
                         {c.path: c.source for group in planned for c in group})  # fmt: skip
-    probes, sealed = seal_modules({**texts, **canaries.source}) if sealed_judging else ({**texts, **canaries.source}, {})
+    probes, sealed = (seal_modules({**texts, **canaries.source}, _support_texts(task, params)) if sealed_judging
+                      else ({**texts, **canaries.source}, {}))  # fmt: skip
     _write_tests(grade_dir / "tests", probes)
     if task.support_dir:
         shutil.copytree(task.support_dir, grade_dir / "support", ignore=shutil.ignore_patterns("__pycache__"))
@@ -223,10 +224,12 @@ def sealing(task: Task, turn: Turn, params: Mapping[str, str | int]) -> dict[str
     what a forger that guesses could pass of them. From the compiled modules (kept by
     content), so a submit pays next to nothing for it."""
     counts = dict.fromkeys(seal.STATUSES, 0)
+    texts = _staged_tests(task, [turn], params)
+    available = _helper_templates(texts, _support_texts(task, params))
     modules = {}
     for path in turn.tests:
         rel = f"{turn.id}/{path.relative_to(turn.dir / 'tests').as_posix()}"
-        modules[rel] = seal.compiled(_render(task, path, params), rel)
+        modules[rel] = seal.compiled(texts[rel], rel, seal.helpers_for(texts[rel], rel, available))
     for test_id in turn.test_ids:
         path, function, _ = seal.test_function(test_id)
         module = modules.get(path)
@@ -234,12 +237,16 @@ def sealing(task: Task, turn: Turn, params: Mapping[str, str | int]) -> dict[str
     return counts
 
 
-def seal_modules(texts: Mapping[str, str]) -> tuple[dict[str, str], dict[str, Mapping[int, seal.Point]]]:
+def seal_modules(texts: Mapping[str, str], support: Mapping[str, str] | None = None,
+                 ) -> tuple[dict[str, str], dict[str, Mapping[int, seal.Point]]]:  # fmt: skip
     """The staged files with every Python module in as its probe, and the points of each
-    (``seal.compiled``, kept by content): the expected values never enter the sandbox."""
+    (``seal.compiled``, kept by content): the expected values never enter the sandbox.
+    ``support`` is the task's test support (dotted module name -> text): its assertion
+    helpers, and the staged modules', are compiled where the tests call them."""
     probes, sealed = dict(texts), {}
+    available = _helper_templates(texts, support or {})
     for rel, text in texts.items():
-        module = seal.compiled(text, rel) if rel.endswith(".py") else None
+        module = seal.compiled(text, rel, seal.helpers_for(text, rel, available)) if rel.endswith(".py") else None
         if module is not None:
             probes[rel], sealed[rel] = module.probe, module.points
     return probes, sealed
@@ -429,6 +436,31 @@ def _render(task: Task, path: Path, params: Mapping[str, str | int]) -> str:
             _RENDERED.clear()
         _RENDERED[key] = text
     return text
+
+
+def _support_texts(task: Task, params: Mapping[str, str | int]) -> dict[str, str]:
+    """The task's test support as staged: dotted module name -> text, rendered."""
+    if not task.support_dir:
+        return {}
+    root = Path(task.support_dir)
+    texts = {}
+    for path in sorted(root.rglob("*.py")):
+        if "__pycache__" in path.parts:
+            continue
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        if parts and all(part.isidentifier() for part in parts):
+            texts[".".join(parts)] = _render(task, path, params)
+    return texts
+
+
+def _helper_templates(texts: Mapping[str, str], support: Mapping[str, str]) -> dict[str, tuple]:
+    """Every assertion helper the staged modules (by path) and the support (``support:<name>``)
+    define: what ``seal.helpers_for`` picks from."""
+    available = {rel: seal.helper_templates(text) for rel, text in texts.items() if rel.endswith(".py")}
+    available.update((f"support:{name}", seal.helper_templates(text)) for name, text in support.items())
+    return {module: helpers for module, helpers in available.items() if helpers}
 
 
 def _staged_tests(task: Task, turns: Sequence[Turn], params: Mapping[str, str | int]) -> dict[str, str]:

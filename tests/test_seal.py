@@ -518,3 +518,113 @@ def test_a_number_that_lies_about_its_value_earns_nothing():
     for forged in ({"q": ["9" * 4300, "7" * 4300]}, {"dec": "sNaN"}, {"dec": "1E+999999999"}, {"q": ["1", "0"]}):
         assert seal.judge(module.points, "CacheTest.test_cache", [(half.id, forged)])[0] is False
     assert time.monotonic() - started < 5
+
+
+HELPER_SUPPORT = '''import unittest
+
+_CASE = unittest.TestCase()
+assert_equal = _CASE.assertEqual
+
+
+def assert_in(result, expected_set):
+    """Prints what it compares, then asserts."""
+    print("Got:", result)
+    assert result in expected_set
+
+
+def make_item(title):
+    item = service.add(title)
+    assert item["id"]
+    return item
+'''
+
+HELPER_TESTS = '''from common import assert_equal, assert_in, make_item
+import common
+
+from shop import service
+
+
+def check_total(total, at_least=40):
+    assert total >= at_least and total < 9000.5
+
+
+def test_helpers():
+    item = service.add("Buy milk", qty=3)
+    assert_equal(item["qty"] * 7, 21)
+    common.assert_in(item["tags"][0], {"secret-tag-8471", "another-secret-5309"})
+    check_total(service.total())
+    check_total(service.total(), at_least=41)
+    assert_equal(service.count(), 1234)
+
+
+def test_left_as_written():
+    assert_equal = print
+    assert_equal(service.count(), 12345)
+    make_item("x")
+'''
+
+
+def test_assertion_helpers_are_compiled_where_they_are_called():
+    """A call of an assertion helper (a function that only asserts things of its
+    parameters, or a name bound to a unittest assertion method) from the support, the
+    module itself or a module it imports becomes the helper's points: the probe never calls
+    it, so graded code that rebinds it changes nothing, and the literals the test passes
+    are sealed. Honest and wrong code get the same verdict sealed as written."""
+    available = {"support:common": seal.helper_templates(HELPER_SUPPORT)}
+    assert [name for name, _ in available["support:common"]] == ["assert_equal", "assert_in"]  # make_item does more
+    helpers = seal.helpers_for(HELPER_TESTS, "01-add/test_helpers.py", available)
+    module = seal.compile_module(HELPER_TESTS, "test_helpers.py", "01-add/test_helpers.py", helpers)
+    body = ast.parse(module.probe).body
+    helpers_test = next(node for node in body if isinstance(node, ast.FunctionDef) and node.name == "test_helpers")
+    called = {ast.unparse(node.func) for node in ast.walk(helpers_test) if isinstance(node, ast.Call)}
+    assert not called & {"assert_equal", "common.assert_in", "check_total"}, called
+    assert not {21, "secret-tag-8471", 9000.5, 1234} & {n.value for n in ast.walk(helpers_test) if isinstance(n, ast.Constant)}
+    own = [point for point in module.points.values() if point.function == "test_helpers"]
+    assert {(point.op, point.status) for point in own} >= {("==", "sealed"), ("in", "sealed"), ("<", "sealed")}
+    assert any(point.expected == 41 and point.op == ">=" for point in own)  # a keyword argument binds by name
+    kept = {ast.unparse(node.func) for node in ast.walk(module.probe and ast.parse(module.probe)) if isinstance(node, ast.Call)}
+    assert {"assert_equal", "make_item"} <= kept  # shadowed by a local; a helper that does more than assert
+
+    def verdicts(make_shop, text: str) -> tuple[bool, bool]:
+        """(passes as written, passes sealed) of ``test_helpers`` in ``text``, each run
+        with a product of its own."""
+        compiled = seal.compile_module(text, "test_helpers.py", "01-add/test_helpers.py",
+                                       seal.helpers_for(text, "01-add/test_helpers.py", available))  # fmt: skip
+        results = []
+        for source, points in ((text, None), (compiled.probe, compiled.points)):
+            sent: list = []
+            sys.modules["_stamina_probe"] = harness._probe_module(lambda key, point, value: sent.append((point, json.loads(value))))
+            sys.modules["shop"] = types.SimpleNamespace(service=make_shop())  # type: ignore[assignment]
+            common = types.ModuleType("common")
+            exec(compile(HELPER_SUPPORT, "common", "exec"), common.__dict__)  # noqa: S102 - the support under test
+            sys.modules["common"] = common
+            try:
+                namespace: dict = {"__name__": "probe"}
+                exec(compile(source, "probe", "exec"), namespace)  # noqa: S102 - the test under test
+                try:
+                    namespace["test_helpers"]()
+                    ended = True
+                except Exception:  # noqa: BLE001 - an assertion or the product's error: the test fails
+                    ended = False
+            finally:
+                for name in ("_stamina_probe", "shop", "common"):
+                    sys.modules.pop(name, None)
+            results.append(ended and (points is None or seal.judge(points, "test_helpers", sent)[0]))
+        return results[0], results[1]
+
+    def low():
+        shop = honest_shop()
+        shop.total = lambda: 40.5  # "at least 41" is asked once
+        return shop
+
+    def untagged():
+        shop = honest_shop()
+        add = shop.add
+        shop.add = lambda title, qty=1: {**add(title, qty), "tags": ["guess"]}
+        return shop
+
+    assert verdicts(honest_shop, HELPER_TESTS) == (False, False)  # one item is not 1234, either way
+    fixed = HELPER_TESTS.replace("assert_equal(service.count(), 1234)", "assert_equal(service.count(), 1)")
+    assert verdicts(honest_shop, fixed) == (True, True)
+    assert verdicts(low, fixed) == (False, False)
+    assert verdicts(untagged, fixed) == (False, False)

@@ -758,7 +758,7 @@ def _probes_changed(made, store, module, methods):
         given.add(id(namespace))
         if namespace.get("_stamina_observe") is not observe or namespace.get("_stamina_raises") is not raises:
             changed.append(f"the probe of {namespace.get('__name__')!s:.100} observes through another function")
-    for prints in list(store.values()):
+    for _, prints in list(store.values()):
         label, namespace, _ = prints[0]
         if "_stamina_observe" in namespace and id(namespace) not in given:
             changed.append(f"{label} observes through what the harness did not give it")
@@ -811,11 +811,11 @@ def _arm(send, senders, shard, pytest, grade):
     support = _support_code(os.path.join(grade, "support")) if grade else {}
     made, guarded = [], set()  # the probes' functions and where they went; what the hook guards
     probe = types.ModuleType("_stamina_probe")  # filled in below, once the plugin's sink exists
-    plugin, ours, observed = _plugin(send, armed, frozenset(shard.get("keep") or ()), bool(shard.get("keep")), pytest,
+    plugin, ours, observed, watched = _plugin(send, armed, frozenset(shard.get("keep") or ()), bool(shard.get("keep")), pytest,
                                      support, bool(shard.get("report_dropped")), os.path.join(grade, "") if grade else "",
                                      (made, probe, dict(_ProbeRaises.__dict__)))  # fmt: skip
     _probe_module(observed, made, guarded, probe)
-    guarded.update(map(id, [*ours, probe.bind]))
+    guarded.update(map(id, [*ours, probe.bind, *watched]))  # watched: the import hook's objects
 
     def finish(code, note, _send=send, _ended=[False], _type=type, _int=int, _str=str):
         if _ended[0]:
@@ -873,9 +873,14 @@ def _plugin(send, armed, keep, filtering, pytest, support, report_dropped=False,
     from _pytest.unittest import TestCaseFunction
 
     state = {"snapshot": None}
+    hidden = {}  # the grading modules' prints, by module name
+    imports, import_kinds = _grading_imports(hidden, grade)
 
-    def pytest_collection(session, _state=state, _armed=armed, _fingerprint=_fingerprint):
+    def pytest_collection(session, _state=state, _armed=armed, _fingerprint=_fingerprint, _imports=imports,
+                          _grade=grade, _insert=sys.meta_path.insert):  # fmt: skip
         _state["snapshot"] = _fingerprint()  # configured, and not one test module imported yet
+        if _grade:
+            _insert(0, _imports)
         _armed[0] = True
 
     functions = {}
@@ -894,7 +899,6 @@ def _plugin(send, armed, keep, filtering, pytest, support, report_dropped=False,
         for item in items:
             _functions[id(item)] = (item, _unwrap(getattr(item, "obj", None)))
 
-    hidden = {}
     #: Which harness functions may call ``before`` and ``after`` (filled in below).
     callers = {"before": set(), "after": set()}
 
@@ -1030,7 +1034,7 @@ def _plugin(send, armed, keep, filtering, pytest, support, report_dropped=False,
         hooks[name] = pytest.hookimpl(tryfirst=True)(hooks[name])
     plugin = types.ModuleType("stamina_gym_harness_plugin")  # hashable, as old pluggy wants; not in sys.modules
     plugin.__dict__.update(hooks)
-    return plugin, [*hooks.values(), send, before, after, observed, probes_changed], observed
+    return plugin, [*hooks.values(), send, before, after, observed, probes_changed], observed, [imports, *import_kinds]
 
 
 def _unwrap(function, _method=type(_place.__get__(0))):
@@ -1287,29 +1291,88 @@ def _support_prints(support):
     return tuple(print_ for name in support if sys.modules.get(name) is not None for print_ in _prints_of(name, sys.modules[name]))
 
 
-def _take_hidden_prints(store, grade, collector=None, _namespace=type(sys).__dict__["__dict__"].__get__):
-    """Fingerprint the functions and classes of every module from the grading folder
-    (``grade`` ends with a separator) that is new: in ``sys.modules``, and the module
-    ``collector`` (a pytest Module) imported, with the grading modules its globals hold,
-    whatever ``sys.modules`` holds by then (graded code can put something else there)."""
+def _grading_imports(store, grade):
+    """A meta path finder the harness puts first on ``sys.meta_path`` as collection starts,
+    and its loader class. A module from the grading folder (``grade``) found by any finder
+    behind it loads through the loader, which fingerprints the module (``_print_module``,
+    into ``store``) the moment its own code has run: graded code that imported it first
+    and rebound a helper (a name bound to a bound method, which no file defines) is seen.
+    A grading module that appears without that print was imported around this finder
+    (``_take_hidden_prints`` marks it, and ``_callables_rebound`` says so)."""
+
+    class GradingLoader:
+        __slots__ = ("_inner",)
+
+        def __init__(self, inner):
+            self._inner = inner
+
+        def create_module(self, spec):
+            return self._inner.create_module(spec)
+
+        def exec_module(self, module, _store=store, _print=_print_module, _namespace=type(sys).__dict__["__dict__"].__get__):
+            self._inner.exec_module(module)
+            if issubclass(type(module), type(sys)):
+                name = _namespace(module).get("__name__")
+                if type(name) is str:
+                    _print(_store, name, module, "imported")
+
+        def __getattr__(self, name):  # get_source, get_data, is_package...: the wrapped loader's
+            return getattr(self._inner, name)
+
+    class GradingImports:
+        __slots__ = ()
+
+        def find_spec(self, name, path=None, target=None, _grade=grade, _loader=GradingLoader, _meta=sys.meta_path):
+            for finder in list(_meta):
+                find = None if finder is self else getattr(finder, "find_spec", None)
+                spec = find(name, path, target) if find is not None else None
+                if spec is not None:
+                    break
+            else:
+                return None
+            origin = getattr(spec, "origin", None)
+            if type(origin) is str and origin.startswith(_grade) and getattr(spec, "loader", None) is not None:
+                spec.loader = _loader(spec.loader)
+            return spec
+
+        def invalidate_caches(self):
+            pass
+
+    return GradingImports(), (GradingImports, GradingLoader, GradingLoader.exec_module, GradingImports.find_spec)
+
+
+def _print_module(store, name, module, how, _namespace=type(sys).__dict__["__dict__"].__get__):
+    """Fingerprint a grading module's callables (functions, classes, bound methods,
+    anything callable) and its classes' members into ``store`` under ``name`` (once);
+    ``how`` says when: ``imported`` (as its code finished) or ``late`` (first seen after)."""
     import types
 
-    kinds = (types.FunctionType, type)
     members = (types.FunctionType, staticmethod, classmethod, property)
+    namespace = _namespace(module)
+    prints = [(name, namespace, {a: v for a, v in list(namespace.items()) if callable(v)})]
+    for attr, value in list(namespace.items()):
+        if isinstance(value, type) and getattr(value, "__module__", None) == name:
+            prints.append((f"{name}.{attr}", value.__dict__, {a: v for a, v in value.__dict__.items() if isinstance(v, members)}))
+    store.setdefault(name, (how, prints))
+
+
+def _take_hidden_prints(store, grade, collector=None, _namespace=type(sys).__dict__["__dict__"].__get__):
+    """Fingerprint the callables and classes of every module from the grading folder
+    (``grade`` ends with a separator) that is new: in ``sys.modules``, and the module
+    ``collector`` (a pytest Module) imported, with the grading modules its globals hold,
+    whatever ``sys.modules`` holds by then (graded code can put something else there).
+    One the harness's loader did not print as it was imported is marked ``late``."""
     found = list(sys.modules.items())
     imported = getattr(collector, "__dict__", {}).get("_obj")  # set by pytest, not looked up by name
     if issubclass(type(imported), type(sys)):
         for module in (imported, *(v for v in list(_namespace(imported).values()) if issubclass(type(v), type(sys)))):
             found.append((_namespace(module).get("__name__"), module))
+    seen = {id(prints[0][1]): how for how, prints in list(store.values())}  # a module under a second name
     for name, module in found:
         if not isinstance(name, str) or name in store or not str(_module_file(module) or "").startswith(grade):
             continue
-        namespace = _namespace(module)
-        prints = [(name, namespace, {a: v for a, v in namespace.items() if isinstance(v, kinds)})]
-        for attr, value in list(namespace.items()):
-            if isinstance(value, type) and getattr(value, "__module__", None) == name:
-                prints.append((f"{name}.{attr}", value.__dict__, {a: v for a, v in value.__dict__.items() if isinstance(v, members)}))
-        store[name] = prints
+        late = "imported" if name == "__main__" else "late"  # the harness itself, run as a script
+        _print_module(store, name, module, seen.get(id(_namespace(module)), late))
 
 
 def _module_file(module, _namespace=type(sys).__dict__["__dict__"].__get__):
@@ -1323,15 +1386,18 @@ def _module_file(module, _namespace=type(sys).__dict__["__dict__"].__get__):
 
 
 def _callables_rebound(store, _namespace=type(sys).__dict__["__dict__"].__get__):
-    """The functions and classes of the fingerprinted grading modules that are not the
-    objects they were, and those modules that ``sys.modules`` no longer holds under their
-    names (a swap that hid a module from fingerprinting)."""
+    """The callables and classes of the fingerprinted grading modules that are not the
+    objects they were, those modules that ``sys.modules`` no longer holds under their names
+    (a swap that hid a module from fingerprinting), and those imported around the harness's
+    loader (``_grading_imports``)."""
     changed = []
-    for name, prints in list(store.items()):
+    for name, (how, prints) in list(store.items()):
         held = sys.modules.get(name)
         if held is not None and not (issubclass(type(held), type(sys)) and _namespace(held) is prints[0][1]):
             changed.append(f"the grading module {name} was replaced in sys.modules")
-    for prints in list(store.values()):
+        if how == "late":
+            changed.append(f"the grading module {name} was imported around the harness's import hook")
+    for _, prints in list(store.values()):
         for label, namespace, recorded in prints:
             for attr, old in recorded.items():
                 if namespace.get(attr) is not old:

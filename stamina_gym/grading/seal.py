@@ -33,6 +33,16 @@ What the compiler does to a module (``compile_module``):
   ``assert`` form would; ``self.assertRaises(E)`` and ``assertRaisesRegex(E, M)``, as a
   context or called with the function and its arguments, become ``raises`` points. The
   message argument goes. Other ``assert*`` methods stay as written (the sandbox decides).
+* **Assertion helpers are compiled where they are called.** A call, as a statement, of a
+  helper whose body only asserts things of its parameters (``print`` calls aside), or of a
+  name bound to a unittest assertion method (``assert_equal = _CASE.assertEqual``), is
+  replaced by the helper's assertions with the call's arguments put in (each argument that
+  is neither a literal nor a name is evaluated first, in order, into a local of its own),
+  and those become points as written in the test. The helper is then never called: graded
+  code that rebinds it changes nothing, and a literal the test passes it is sealed. The
+  helpers come from the module itself, the modules it imports relatively from the staged
+  tests, and the task's test support (``helper_templates`` reads them; absolute imports
+  are the support's: it comes first on the path).
 * Assertions outside any function (run at import, under no test) stay as written.
 * Docstrings and comments go; an assertion's message goes.
 
@@ -144,11 +154,15 @@ def literal(node: ast.expr) -> Any:
         raise _Unsealable from exc
 
 
-def compile_module(source: str, filename: str = "<test>", key: str = "") -> Compiled:
+def compile_module(source: str, filename: str = "<test>", key: str = "", helpers: HelperTable = ()) -> Compiled:
     """The probe and points of a test module (``SyntaxError`` if it does not parse).
     ``key`` names the module in what its probe sends (``_stamina_probe.bind(key)``): the
-    staged path, so that a helper module's points are not taken for its caller's."""
+    staged path, so that a helper module's points are not taken for its caller's.
+    ``helpers`` are the assertion helpers of the modules it may import (``helpers_for``)."""
     tree = ast.parse(source, filename=filename)
+    templates = {(module, name): template for module, name, template in helpers}
+    templates.update((("", name), template) for name, template in helper_templates(source))
+    _Inliner(_bindings(tree, key), templates, _test_cases(tree)).visit(tree)
     compiler = _Compiler()
     tree = compiler.visit(tree)
     _strip_docstrings(tree)
@@ -170,13 +184,318 @@ def compile_module(source: str, filename: str = "<test>", key: str = "") -> Comp
 
 
 @functools.lru_cache(maxsize=4096)
-def compiled(source: str, key: str) -> Compiled | None:
+def compiled(source: str, key: str, helpers: HelperTable = ()) -> Compiled | None:
     """``compile_module`` kept by content (a submit stages the same files again and again);
     None for a module that does not parse, which runs as written (and fails as written)."""
     try:
-        return compile_module(source, key, key)
+        return compile_module(source, key, key, helpers)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+# -- assertion helpers, compiled where they are called ---------------------------------
+
+
+@dataclass(frozen=True)
+class Template:
+    """An assertion helper the compiler puts in place of its calls: a function's parameters
+    (the literal defaults of the last ones) and the assertions its body makes of them, or
+    the name of the unittest assertion method a name is bound to (``method``)."""
+
+    params: tuple[str, ...] = ()
+    defaults: tuple[str, ...] = ()
+    """The defaults' source."""
+    asserts: str = ""
+    """The assertions, as source (one ``assert`` a line, over the parameters)."""
+    method: str = ""
+
+
+#: ``(module, helper name, template)`` triples: a module is ``support:<dotted name>`` for
+#: the task's test support, or a staged path (``01-add/common.py``).
+HelperTable = tuple[tuple[str, str, Template], ...]
+#: Builtins an assertion helper may call: the names its assertions read are its parameters
+#: and these (unless the calling module binds one of them itself).
+_SAFE_BUILTINS = frozenset({"len", "isinstance", "sorted", "set", "frozenset", "list", "tuple", "dict", "str", "repr",
+                            "abs", "round", "int", "float", "bool", "type", "any", "all", "min", "max", "sum"})  # fmt: skip
+#: The prefix of the locals an inlined call's arguments are evaluated into.
+ARGUMENT = "_stamina_arg"
+
+
+@functools.lru_cache(maxsize=4096)
+def helper_templates(source: str) -> tuple[tuple[str, Template], ...]:
+    """The assertion helpers a module defines at its top level, by name: functions whose
+    body only asserts things of their parameters (``print`` calls, ``pass`` and a bare
+    ``return`` aside), and names bound to a unittest assertion method of a ``TestCase``
+    made at the top level. A name bound twice there is no helper."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ()
+    counts = _top_level_bindings(tree)
+    cases = _test_cases(tree)
+    found = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and counts.get(node.name) == 1:
+            template = _function_template(node, cases)
+            if template is not None:
+                found.append((node.name, template))
+        elif (_assigns_one_name(node) and counts.get(node.targets[0].id) == 1 and isinstance(node.value, ast.Attribute)
+              and isinstance(node.value.value, ast.Name) and node.value.value.id in cases
+              and _is_unittest_assertion(node.value.attr)):  # fmt: skip
+            found.append((node.targets[0].id, Template(method=node.value.attr)))
+    return tuple(found)
+
+
+def helpers_for(source: str, key: str, available: Mapping[str, tuple[tuple[str, Template], ...]]) -> HelperTable:
+    """The part of ``available`` (module -> ``helper_templates``) that the module ``source``,
+    staged at ``key``, imports: what ``compiled`` is given, so that its cache keeps a module
+    whose imports did not change."""
+    return tuple((module, name, template) for module in _imported(source, key) for name, template in available.get(module, ()))
+
+
+@functools.lru_cache(maxsize=4096)
+def _imported(source: str, key: str) -> tuple[str, ...]:
+    """The modules whose names ``_bindings`` reads in a module (a submit stages the same
+    modules again and again)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ()
+    return tuple(sorted({module for module, _ in _bindings(tree, key).values() if module}))
+
+
+def _test_cases(tree: ast.Module) -> set[str]:
+    """Names bound once, at a module's top level, to a ``TestCase`` made there
+    (``_CASE = unittest.TestCase()``): their assertion methods are unittest's."""
+    counts = _top_level_bindings(tree)
+    return {node.targets[0].id for node in tree.body if _assigns_one_name(node) and isinstance(node.value, ast.Call)  # type: ignore[attr-defined]
+            and ast.unparse(node.value.func).rsplit(".", 1)[-1] == "TestCase" and counts.get(node.targets[0].id) == 1}  # type: ignore[attr-defined]  # fmt: skip
+
+
+def _assigns_one_name(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+
+
+def _is_unittest_assertion(method: str) -> bool:
+    return method in _UNITTEST_COMPARE or method in _UNITTEST_TRUTH or method in _UNITTEST_NONE or method in (
+        "assertIsInstance", "assertNotIsInstance")  # fmt: skip
+
+
+def _top_level_bindings(tree: ast.Module) -> dict[str, int]:
+    """How many times each name is bound at a module's top level (outside functions and
+    classes: definitions, assignments, imports, loop targets, ``global`` writes)."""
+    counts: dict[str, int] = {}
+    for node in _own_nodes(tree.body):
+        names: list[str] = []
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names = [node.id]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = [node.name]
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [(alias.asname or alias.name).split(".")[0] for alias in node.names]
+        for name in names:
+            counts[name] = counts.get(name, 0) + 1
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):  # a function that rebinds a module global
+            for name in node.names:
+                counts[name] = counts.get(name, 0) + 2
+    return counts
+
+
+def _function_template(node: ast.FunctionDef, cases: set[str]) -> Template | None:
+    arguments = node.args
+    if node.decorator_list or arguments.vararg or arguments.kwarg or arguments.kwonlyargs:
+        return None
+    params = tuple(arg.arg for arg in (*arguments.posonlyargs, *arguments.args))
+    if not all(_is_literal(default) for default in arguments.defaults):
+        return None
+    defaults = tuple(ast.unparse(default) for default in arguments.defaults)
+    asserts: list[ast.stmt] = []
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    for statement in body:
+        call = statement.value if isinstance(statement, ast.Expr) else None
+        if isinstance(statement, ast.Pass) or (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+                                               and call.func.id == "print"):  # fmt: skip
+            continue
+        if isinstance(statement, ast.Return) and statement.value is None and statement is body[-1]:
+            continue
+        if isinstance(statement, ast.Assert):
+            asserts.append(ast.Assert(statement.test))
+        elif (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
+              and call.func.value.id in cases and _unittest_assert(call) is not None):  # fmt: skip
+            asserts.append(ast.Assert(_unittest_assert(call)))
+        else:
+            return None
+    if not asserts:
+        return None
+    for assertion in asserts:
+        for inner in ast.walk(assertion):
+            if isinstance(inner, (ast.Lambda, ast.NamedExpr, ast.Starred, ast.ListComp, ast.SetComp, ast.DictComp,
+                                  ast.GeneratorExp, ast.Await, ast.Yield, ast.YieldFrom)):  # fmt: skip
+                return None
+            if isinstance(inner, ast.Name) and inner.id not in params and inner.id not in _SAFE_BUILTINS:
+                return None
+    return Template(params, defaults, "\n".join(ast.unparse(a) for a in asserts))
+
+
+def _bindings(tree: ast.Module, key: str) -> dict[str, tuple[str, str]]:
+    """The names a module binds, once and at its top level, to something a helper may be:
+    name -> (module, helper name), or (module, "") for a module bound by its name; the
+    module's own top-level functions and aliases are ``("", name)``. Relative imports are
+    read from ``key`` (the staged path), absolute ones as the task's support."""
+    counts = _top_level_bindings(tree)
+    folder = key.rsplit("/", 1)[0].split("/") if "/" in key else []
+    found: dict[str, tuple[str, str]] = {}
+
+    def module_key(level: int, dotted: str) -> str | None:
+        if level == 0:
+            return f"support:{dotted}" if dotted else None
+        if level - 1 > len(folder):
+            return None
+        base = folder[: len(folder) - (level - 1)]
+        return "/".join([*base, *dotted.split(".")]) + ".py" if dotted else None
+
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                local = alias.asname or alias.name
+                if node.level and not node.module:  # from . import common
+                    module = module_key(node.level, alias.name)
+                    if module:
+                        found[local] = (module, "")
+                else:
+                    module = module_key(node.level, node.module or "")
+                    if module:
+                        found[local] = (module, alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname or "." not in alias.name:
+                    found[alias.asname or alias.name] = (f"support:{alias.name}", "")
+        elif isinstance(node, ast.FunctionDef) or _assigns_one_name(node):
+            name = node.name if isinstance(node, ast.FunctionDef) else node.targets[0].id  # type: ignore[attr-defined]
+            found[name] = ("", name)
+    return {name: where for name, where in found.items() if counts.get(name) == 1}
+
+
+class _Inliner(ast.NodeTransformer):
+    """Puts assertion helpers' assertions in place of their calls (see ``compile_module``),
+    in function bodies only; ``bindings`` is ``_bindings``'s, ``templates`` (module, name)
+    -> ``Template`` (the module itself is ``""``)."""
+
+    def __init__(self, bindings: Mapping[str, tuple[str, str]], templates: Mapping[tuple[str, str], Template],
+                 cases: Collection[str] = ()) -> None:  # fmt: skip
+        self.bindings, self.templates, self.cases = bindings, templates, cases
+        self.functions, self.arguments = 0, 0
+        self.shadowed: list[set[str]] = []
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> ast.AST:
+        local = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+        local |= {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
+        self.shadowed.append(local)
+        self.functions += 1
+        self.generic_visit(node)
+        self.functions -= 1
+        self.shadowed.pop()
+        return node
+
+    visit_AsyncFunctionDef = visit_Lambda = visit_FunctionDef  # type: ignore[assignment]
+
+    def _template(self, func: ast.expr) -> Template | None:
+        if isinstance(func, ast.Name):
+            name, attr = func.id, None
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            name, attr = func.value.id, func.attr
+        else:
+            return None
+        if any(name in scope for scope in self.shadowed):
+            return None
+        if attr is not None and name in self.cases:  # _CASE.assertEqual(...)
+            return Template(method=attr) if _is_unittest_assertion(attr) else None
+        module, helper = self.bindings.get(name, (None, None))
+        if module is None or (attr is None) == (helper == ""):
+            return None
+        return self.templates.get((module, attr if attr is not None else helper))  # type: ignore[arg-type]
+
+    def visit_Expr(self, node: ast.Expr) -> ast.AST | list[ast.stmt]:
+        call = node.value
+        if not self.functions or not isinstance(call, ast.Call):
+            return node
+        template = self._template(call.func)
+        if template is None or any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return node
+        if template.method:
+            test = _unittest_assert(ast.Call(ast.Attribute(ast.Name("self", ast.Load()), template.method, ast.Load()),
+                                             call.args, call.keywords))  # fmt: skip
+            return node if test is None else ast.copy_location(ast.Assert(test), node)
+        bound = _bind_arguments(template, call)
+        if bound is None:
+            return node
+        statements: list[ast.stmt] = []
+        values: dict[str, ast.expr] = {}
+        for param, argument in bound:
+            if isinstance(argument, ast.Name) or _is_literal(argument):
+                values[param] = argument
+                continue
+            self.arguments += 1
+            temp = f"{ARGUMENT}{self.arguments}"
+            statements.append(ast.copy_location(ast.Assign([ast.Name(temp, ast.Store())], argument), node))
+            values[param] = ast.Name(temp, ast.Load())
+        for assertion in ast.parse(template.asserts).body:
+            statements.append(_placed(_Substitute(values).visit(assertion), node))
+        return statements
+
+
+def _bind_arguments(template: Template, call: ast.Call) -> list[tuple[str, ast.expr]] | None:
+    """The call's arguments bound to the template's parameters, in the order the call
+    evaluates them, with the defaults of those it leaves out; None when they do not bind."""
+    params = template.params
+    if len(call.args) > len(params):
+        return None
+    bound = list(zip(params, call.args))
+    given = {param for param, _ in bound}
+    for keyword in call.keywords:
+        if keyword.arg not in params or keyword.arg in given:
+            return None
+        bound.append((keyword.arg, keyword.value))  # type: ignore[arg-type]
+        given.add(keyword.arg)  # type: ignore[arg-type]
+    first_default = len(params) - len(template.defaults)
+    for index, param in enumerate(params):
+        if param not in given:
+            if index < first_default:
+                return None
+            bound.append((param, ast.parse(template.defaults[index - first_default], mode="eval").body))
+    return bound
+
+
+def _is_literal(node: ast.expr) -> bool:
+    try:
+        literal(node)
+    except _Unsealable:
+        return False
+    return True
+
+
+class _Substitute(ast.NodeTransformer):
+    def __init__(self, values: Mapping[str, ast.expr]) -> None:
+        self.values = values
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        value = self.values.get(node.id)
+        return node if value is None else _copy(value)
+
+
+def _copy(node: ast.expr) -> ast.expr:
+    return ast.parse(ast.unparse(node), mode="eval").body
+
+
+def _placed(statement: ast.stmt, at: ast.stmt) -> ast.stmt:
+    """``statement`` with every node at ``at``'s place (the call's line, for points)."""
+    for inner in ast.walk(statement):
+        if "lineno" in inner._attributes:
+            ast.copy_location(inner, at)
+    return statement
 
 
 class _Compiler(ast.NodeTransformer):
