@@ -628,3 +628,72 @@ def test_assertion_helpers_are_compiled_where_they_are_called():
     assert verdicts(honest_shop, fixed) == (True, True)
     assert verdicts(low, fixed) == (False, False)
     assert verdicts(untagged, fixed) == (False, False)
+
+
+TIME_TESTS = '''import datetime as dt
+from datetime import date, datetime, timedelta, timezone
+
+from shop import service
+
+
+def test_times():
+    assert service.due() == date(2031, 7, 16)
+    assert service.created() == datetime(2031, 7, 16, 19, 20, 5, tzinfo=timezone.utc)
+    assert service.local() == datetime(2031, 7, 16, 14, 20, 5, tzinfo=timezone(timedelta(hours=-5)))
+    assert service.duration() == dt.timedelta(hours=3, minutes=7)
+    assert service.alarm() == dt.time(6, 45)
+'''
+
+
+def _time_verdicts(product) -> tuple[bool, bool]:
+    """(passes as written, passes sealed) of ``TIME_TESTS`` with ``product`` as the service."""
+    module = seal.compile_module(TIME_TESTS, "test_times.py")
+    results = []
+    for text in (TIME_TESTS, module.probe):
+        sent: list = []
+        sys.modules["_stamina_probe"] = harness._probe_module(lambda key, point, value: sent.append((point, json.loads(value))))
+        sys.modules["shop"] = types.SimpleNamespace(service=product)  # type: ignore[assignment]
+        try:
+            namespace: dict = {"__name__": "probe"}
+            exec(compile(text, "probe", "exec"), namespace)  # noqa: S102 - the test under test
+            try:
+                namespace["test_times"]()
+                ended = True
+            except Exception:  # noqa: BLE001 - an assertion or the product's error: the test fails
+                ended = False
+        finally:
+            sys.modules.pop("_stamina_probe", None)
+            sys.modules.pop("shop", None)
+        results.append(ended and (text == TIME_TESTS or seal.judge(module.points, "test_times", sent)[0]))
+    return results[0], results[1]
+
+
+def test_dates_times_and_durations_are_sealed_and_judged_by_value():
+    """``date(...)``, ``datetime(...)`` (aware ones too), ``time`` and ``timedelta`` called
+    with literals are expected values the probe no longer holds; what the product returns
+    travels as its fields and UTC offset, a subclass by its base value, and honest and
+    wrong code get the same verdict sealed as written."""
+    import datetime as dt
+
+    module = seal.compile_module(TIME_TESTS, "test_times.py")
+    assert [point.status for point in module.points.values()] == ["sealed"] * 5
+    assert "2031" not in module.probe and "45" not in module.probe
+    utc = dt.datetime(2031, 7, 16, 19, 20, 5, tzinfo=dt.timezone.utc)
+
+    class Lying(dt.date):  # a subclass whose own fields say something else
+        year = property(lambda self: 2031)
+
+    def product(**changes):
+        values = {"due": dt.date(2031, 7, 16), "created": utc, "local": utc, "duration": dt.timedelta(seconds=11220),
+                  "alarm": dt.time(6, 45), **changes}  # fmt: skip
+        return types.SimpleNamespace(**{name: (lambda value=value: value) for name, value in values.items()})
+
+    class Failing(dt.tzinfo):
+        def utcoffset(self, when):
+            raise RuntimeError("no offset")
+
+    assert _time_verdicts(product()) == (True, True)
+    for wrong in ({"due": dt.datetime(2031, 7, 16)}, {"due": Lying(1999, 7, 16)}, {"created": utc.replace(tzinfo=None)},
+                  {"local": utc + dt.timedelta(seconds=1)}, {"duration": dt.timedelta(hours=3)},
+                  {"alarm": dt.time(6, 45, tzinfo=dt.timezone.utc)}, {"created": utc.replace(tzinfo=Failing())}):  # fmt: skip
+        assert _time_verdicts(product(**wrong)) == (False, False), wrong

@@ -948,3 +948,28 @@ def test_rebinding_a_support_helper_as_the_tests_import_it_is_a_violation(tmp_pa
         env.close()
     assert grade["passed"] == 0 and grade["failure_class"] == "violation", grade["detail"]
     assert reward < 0
+
+
+@pytest.mark.parametrize("layout", ["module", "package"])
+def test_a_test_module_that_fails_to_import_is_no_tampering(tmp_path, layout):
+    """An honest product that does not import yet (a module the turn asks for is missing)
+    leaves the hidden test module half-run in ``sys.modules``, as pytest does: the import
+    hook fingerprints it even so, and the turn fails as a failure, never as a violation."""
+    import shutil
+
+    from stamina_gym.config import EnvConfig
+    from stamina_gym.env import StaminaEnv
+    from tests.conftest import MINI
+
+    task = tmp_path / "unimportable"
+    shutil.copytree(MINI, task)
+    if layout == "package":
+        (task / "turns" / "01-add" / "tests" / "__init__.py").write_text("")
+    env = StaminaEnv(EnvConfig(id="Unimportable-v0", task=str(task)), sandbox={"kind": "local"})
+    try:
+        env.reset(seed=0)
+        act(env, tool="write_file", path="calc/__init__.py", content="raise ImportError('calc is not written yet')\n")
+        reward, grade = submit(env)
+    finally:
+        env.close()
+    assert grade["passed"] == 0 and grade["failure_class"] not in ("violation", "infrastructure"), grade["detail"]

@@ -57,6 +57,7 @@ observation meets its point, and every point straight in the test's body was rea
 from __future__ import annotations
 
 import ast
+import contextvars
 import functools
 import json
 import math
@@ -145,13 +146,63 @@ class _Unsealable(Exception):
     """The expression is not a literal the judge can hold."""
 
 
+#: While a module compiles: the names it binds to ``datetime``'s types at its top level
+#: (``date``, ``dt.datetime``, ``timezone``...), whose calls with literal arguments are
+#: literals too (``date(1997, 2, 16)``, ``timezone.utc``).
+_TIME_NAMES: contextvars.ContextVar[Mapping[str, Any]] = contextvars.ContextVar("time_names", default={})
+
+
 def literal(node: ast.expr) -> Any:
-    """The value of a literal expression (constants, their containers, a signed number),
-    or ``_Unsealable``."""
+    """The value of a literal expression (constants, their containers, a signed number, a
+    ``datetime`` type called with literals where the module imports one), or
+    ``_Unsealable``."""
+    names = _TIME_NAMES.get()
     try:
-        return ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as exc:
+        return ast.literal_eval(_TimeLiterals(names).visit(_copy(node)) if names else node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError, OverflowError) as exc:
         raise _Unsealable from exc
+
+
+class _TimeLiterals(ast.NodeTransformer):
+    """Puts the value of each ``datetime`` type's call with literal arguments (and of
+    ``timezone.utc``) in a constant node, which ``ast.literal_eval`` takes as it is."""
+
+    def __init__(self, names: Mapping[str, Any]) -> None:
+        self.names = names
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
+        kind = self.names.get(ast.unparse(node.value))
+        if node.attr == "utc" and kind is not None and kind.__name__ == "timezone":
+            return ast.Constant(kind.utc)
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        kind = self.names.get(ast.unparse(node.func))
+        if kind is None or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return node
+        args = [ast.literal_eval(self.visit(a)) for a in node.args]
+        keywords = {k.arg: ast.literal_eval(self.visit(k.value)) for k in node.keywords}
+        return ast.Constant(kind(*args, **keywords))
+
+
+def _time_names(tree: ast.Module) -> dict[str, Any]:
+    """The names ``tree`` binds once, at its top level, to ``datetime``'s types, as they
+    are called (``date``, or ``datetime.date`` after ``import datetime``)."""
+    import datetime as dt
+
+    kinds = {"datetime": dt.datetime, "date": dt.date, "time": dt.time, "timedelta": dt.timedelta, "timezone": dt.timezone}
+    counts = _top_level_bindings(tree)
+    names: dict[str, Any] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module == "datetime" and not node.level:
+            for alias in node.names:
+                if alias.name in kinds and counts.get(alias.asname or alias.name) == 1:
+                    names[alias.asname or alias.name] = kinds[alias.name]
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == "datetime" and counts.get(alias.asname or "datetime") == 1:
+                    names.update((f"{alias.asname or 'datetime'}.{name}", kind) for name, kind in kinds.items())
+    return names
 
 
 def compile_module(source: str, filename: str = "<test>", key: str = "", helpers: HelperTable = ()) -> Compiled:
@@ -164,7 +215,11 @@ def compile_module(source: str, filename: str = "<test>", key: str = "", helpers
     templates.update((("", name), template) for name, template in helper_templates(source))
     _Inliner(_bindings(tree, key), templates, _test_cases(tree)).visit(tree)
     compiler = _Compiler()
-    tree = compiler.visit(tree)
+    token = _TIME_NAMES.set(_time_names(tree))
+    try:
+        tree = compiler.visit(tree)
+    finally:
+        _TIME_NAMES.reset(token)
     _strip_docstrings(tree)
     body = tree.body
     at = next((i for i, node in enumerate(body) if not (isinstance(node, ast.ImportFrom) and node.module == "__future__")), len(body))
@@ -1077,6 +1132,8 @@ def decode(data: Any, _depth: int = 0, _budget: list[int] | None = None) -> Any:
             return decimal.Decimal(value)
         except decimal.InvalidOperation as exc:
             raise Malformed("a decimal that is not one") from exc
+    if tag in ("dt", "date", "time", "td"):
+        return _decode_time(tag, value)
     if tag in ("l", "t", "s", "fs") and isinstance(value, list):
         items = [inner(item) for item in value]
         try:
@@ -1101,6 +1158,39 @@ def decode(data: Any, _depth: int = 0, _budget: list[int] | None = None) -> Any:
         if isinstance(value, list) and all(isinstance(name, str) for name in value) and rest and rest[0][0] == "msg":
             return Raised(tuple(value), str(rest[0][1]))
     raise Malformed(f"an unknown tag {tag!r}")
+
+
+#: The naive fields of each encoded time value, and whether an offset may follow them.
+_TIME_FIELDS = {"dt": (7, True), "date": (3, False), "time": (4, True), "td": (3, False)}
+
+
+def _decode_time(tag: str, value: Any) -> Any:
+    """A ``datetime``, ``date``, ``time`` or ``timedelta`` from its fields (and an aware
+    value's UTC offset in microseconds; ``"?"``, a ``tzinfo`` that failed, equals nothing)."""
+    import datetime as dt
+
+    count, aware = _TIME_FIELDS[tag]
+    if not (isinstance(value, list) and len(value) in ((count, count + 1) if aware else (count,))
+            and all(type(v) is int for v in value[:count])):  # fmt: skip
+        raise Malformed(f"a {tag} that is not one")
+    fields, offset = value[:count], value[count:]
+    tz = None
+    if offset:
+        if offset[0] == "?":
+            return Opaque(["datetime.datetime" if tag == "dt" else "datetime.time"], True)
+        if offset[0] is not None and type(offset[0]) is not int:
+            raise Malformed(f"a {tag} whose offset is not one")
+        tz = None if offset[0] is None else dt.timezone(dt.timedelta(microseconds=offset[0]))
+    try:
+        if tag == "td":
+            return dt.timedelta(days=fields[0], seconds=fields[1], microseconds=fields[2])
+        if tag == "date":
+            return dt.date(*fields)
+        if tag == "time":
+            return dt.time(*fields, tzinfo=tz)
+        return dt.datetime(*fields, tzinfo=tz)
+    except (ValueError, OverflowError) as exc:
+        raise Malformed(f"a {tag} that is not one") from exc
 
 
 @dataclass(frozen=True)
