@@ -44,6 +44,7 @@ from stamina_gym.agents import make_agent
 from stamina_gym import hidden_runner as runner
 from stamina_gym.hidden_runner import copy_source, run_hidden_tests
 from stamina_gym.harness import run_episode
+from stamina_gym.agents.view import view_for
 from stamina_gym.quality.measure import AnalysisCache
 from stamina_gym.quality.review import Reviewer
 from stamina_gym.workspace import Workspace
@@ -354,6 +355,39 @@ def docker_unavailable() -> str | None:
         client.close()
 
 
+#: How long the policy thinks before each submit in the deferred-grading rows: a model's
+#: next answer takes seconds, during which a deferred submit's grading runs.
+THINK_S = 2.0
+
+
+def deferred_rows(env_id: str) -> list[tuple[str, float, str, float | None]]:
+    """A submit as the policy sees it (the step's own time), with grading deferred and
+    synchronous, on the oracle's turns 41-50 after ``THINK_S`` of thought before each
+    submit (not timed)."""
+    medians = {}
+    for deferred in (True, False):
+        env = gym.make(env_id, deferred_grading=deferred)
+        agent = make_agent("oracle")
+        observation, _ = env.reset(seed=0, options={"start_turn": 41, "num_turns": 10})
+        agent.reset(view_for(agent, env))
+        submits, done = [], False
+        while not done:
+            action = agent.act(observation)
+            submitting = isinstance(action, dict) and action.get("tool") == "submit"
+            if submitting:
+                time.sleep(THINK_S)
+            start = time.perf_counter()
+            observation, _, terminated, truncated, _ = env.step(action)
+            if submitting:
+                submits.append(time.perf_counter() - start)
+            done = terminated or truncated
+        agent.close()
+        env.close()
+        medians[deferred] = statistics.median(submits[:-1]) * 1000  # the last submit waits for every grade
+    return [(f"submit, deferred grading, turns 41-49 (think {THINK_S:.0f} s)", medians[True],
+             "synchronous submit, same turns", medians[False])]  # fmt: skip
+
+
 def print_rows(rows) -> None:
     print(f"{'measure':<48} {'median ms':>10}   {'baseline':<38} {'median ms':>10} {'ratio':>6}")
     for name, ours, base_name, base in rows:
@@ -371,7 +405,7 @@ def main() -> None:
     args = parser.parse_args()
     n = args.repeat
     print(f"measuring the speed goals on {args.env} (an oracle episode, {n} repeats of each step) ...", file=sys.stderr)
-    print_rows([*goal_rows(args.env, n), *resident_memory_rows()])
+    print_rows([*goal_rows(args.env, n), *deferred_rows(args.env), *resident_memory_rows()])
     if args.goals:
         return
     print()

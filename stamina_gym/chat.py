@@ -31,6 +31,7 @@ from typing import Any, Iterable
 
 import gymnasium as gym
 
+from stamina_gym.submits import turn_ended
 from stamina_gym.tools import TOOLS, openai_tools
 
 def estimate_tokens(message: dict[str, Any]) -> int:
@@ -175,7 +176,7 @@ def _groups(messages: list[dict[str, Any]], requests: set[int]) -> list[Group]:
 
 def after_step(observation: dict[str, Any], info: dict[str, Any], done: bool) -> list[dict[str, Any]]:
     """A new request follows a submit that did not end the episode."""
-    return [user_message(observation)] if "grade" in info and not done else []
+    return [user_message(observation)] if turn_ended(info) and not done else []
 
 
 def episode_messages(steps: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -257,7 +258,7 @@ class ChatEnv:
             observation, r, terminated, truncated, info = self.env.step(action)
             reward += r
             infos.append(info)
-            submitted = "grade" in info
+            submitted = turn_ended(info)
             new.append({"role": "tool", "tool_call_id": call_id, "content": _chat_error(observation["output"], call, action)})
             pending = after_step(observation, info, terminated or truncated)
         new += pending

@@ -409,6 +409,12 @@ class EnvConfig(_Strict):
     user: UserConfig = UserConfig()
     scores: ScoreConfig = ScoreConfig()
 
+    deferred_grading: bool = False
+    """Grade each submit off the policy's critical path: ``submit`` returns the next turn's
+    observation at once, paying the step cost alone, and the submit's grade and reward
+    arrive at a fixed later step, the next submit's or the episode's last
+    (``info["grades"]``), never "when grading finished": a seed still replays the episode."""
+
     def with_overrides(self, overrides: dict[str, Any]) -> "EnvConfig":
         """A copy with ``overrides`` merged in (nested dicts merge key by key)."""
         if isinstance(overrides.get("sandbox"), str):

@@ -26,7 +26,7 @@ from stamina_gym.errors import ConfigError, SandboxError, TaskError, ToolError
 from stamina_gym.grading.cache import GradingCache
 from stamina_gym.grading.grade import grade_run
 from stamina_gym.grading.hidden import HiddenRun
-from stamina_gym.hidden_runner import run_hidden_tests, sealing, stage_tests
+from stamina_gym.hidden_runner import copy_source, run_hidden_tests, sealing, stage_tests
 from stamina_gym.packaged import env_spec_files
 from stamina_gym.quality.reference import reference_store
 from stamina_gym.quality.review import Reviewer
@@ -206,6 +206,21 @@ class StaminaEnv(gym.Env[dict, str]):
     ``info["reward_terms"]`` gives each term. With a grading
     cache (``grading_cache``), ``info["grading_cache"]`` says ``hit`` or ``miss``.
 
+    ## Deferred Grading
+    ``deferred_grading=True`` takes grading off the policy's critical path: a submit
+    commits and copies the tree, returns the next turn's observation at once and pays its
+    step cost alone; the submit is graded on a thread of its own (submits in turn order,
+    the agent's commands running beside it in the sandbox). Its grade and reward arrive at
+    a fixed later step, never "when grading finished", so a seed replays the episode: the
+    next submit's step, or the episode's last step (the last submit's carries the last two
+    grades; a truncating step carries what is still due). That step's reward adds the
+    graded submits' rewards, ``info["grades"]`` lists them (each with ``turn``, ``grade``,
+    ``reward_terms``, ``scores``, ``dialogue``, ``commit`` and ``reward``) and ``info``
+    holds the last one's entries as a synchronous submit's; ``info["submitted"]`` marks the
+    step that ended a turn (``stamina_gym.submits`` reads both modes alike). The rewards
+    are the synchronous env's, in the same order. The next observation says the grade is
+    coming instead of giving it; an evaluation refuses the option.
+
     ## Starting State
     The task's seed repository, laid from git, with the first request. ``reset(seed=...)``
     picks the paraphrase of every turn's prompt and the values of its template variables
@@ -321,12 +336,16 @@ class StaminaEnv(gym.Env[dict, str]):
         self._last_output = ""
         self._user: User | None = None
         self._dialogue: Dialogue | None = None
+        self._grader = ThreadPoolExecutor(1, thread_name_prefix="deferred-grading")
+        self._graded: list[Future] = []
+        """Deferred submits being graded, in turn order (``deferred_grading``)."""
 
     # -- the MDP --------------------------------------------------------------------------
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
         _window(options, len(self.turns), self.config.max_turns, np.random.default_rng(0))  # bad options fail before anything changes
         super().reset(seed=seed)
+        self._drain()
         workspace = self._ensure_workspace()
         seed_commit = workspace.reset()
         self._sandbox.prepare(workspace.path)
@@ -402,13 +421,53 @@ class StaminaEnv(gym.Env[dict, str]):
             info["budget"] = "wall_clock_s"
         if "budget" in info:
             self._turn = None
+            reward += self._deliver(info, wait_all=True)  # the episode ends here: so do its deferred grades
         return observation, reward, False, "budget" in info, info
 
     def _submit(self, reward: float, info: dict[str, Any]) -> tuple[dict, float, bool, bool, dict]:
         turn = self.turns[self._turn]
+        workspace = self._workspace
+        last = self._turn + 1 == self._end
+        regression, staging = self._staged_for(self._turn)
+        if not self.config.deferred_grading:
+            graded = self._grade(turn, workspace.path, regression, staging, last, self._dialogue, workspace.numstat, workspace.commit)
+            reward += graded["reward"]
+            info.update(ok=True, **{key: value for key, value in graded.items() if key not in ("reward", "feedback", "turn")})
+            feedback = graded["feedback"]
+        else:
+            # What grading reads of this submit is taken now: the changes, the commit, a copy
+            # of the tree; the agent goes on at once, and the grade arrives at the next submit.
+            info["submitted"] = turn.index  # the turn ended here; its grade comes later
+            changed = workspace.numstat(self._turn_start)
+            commit = workspace.commit(f"turn {turn.index}", stage=False)
+            snapshot = self._root / "scratch" / f"submitted-{turn.index}-{time.monotonic_ns()}"
+            copy_source(workspace.path, snapshot)
+            self._graded.append(self._grader.submit(self._grade_snapshot, turn, snapshot, regression, staging, last,
+                                                    self._dialogue, changed, commit))  # fmt: skip
+            reward += self._deliver(info, wait_all=last)
+            feedback = "Submitted: it is graded while you work on; its grade comes with your next submit."
+            if "grades" in info:
+                feedback = " ".join([f"Turn {g['turn']}: {g['feedback']}" for g in info["grades"]] + [feedback])
+            info["ok"] = True
+        self._turn += 1
+        if self._turn == self._end:
+            last_text = "That was the last request." if self._end == len(self.turns) else "That was the episode's last request."
+            observation = self._observe(f"{feedback} {last_text}", final=True)
+            self._turn = None
+            return observation, reward, True, False, info
+        self._turn_steps, self._turn_start = 0, workspace.head()
+        self._begin_turn()
+        return self._finish_step(self._observe(feedback), reward, info)
+
+    def _grade(self, turn, tree: Path, regression: tuple[str, ...], staging: Future, last: bool, dialogue: Dialogue,
+               numstat, commit) -> dict[str, Any]:  # fmt: skip
+        """Grade the submit of ``turn`` from ``tree``: its hidden tests in the sandbox while
+        the tree is reviewed here, the grade, the dialogue's scores and the reward terms.
+        ``numstat`` gives the turn's changes and ``commit`` records the submit (the work
+        tree's methods, or what a deferred submit took of them). Returns the submit's
+        ``info`` entries with its ``reward`` and ``feedback``."""
         workspace, sandbox = self._workspace, self._sandbox
         in_force = self.task.regression_ids(turn.index)
-        regression, staging = self._staged_for(self._turn)
         # The hidden tests run in the sandbox (this process only waits for them) while the
         # tree is reviewed here: a submit costs the longer of the two, not their sum. The
         # review starts once the run is handed to the sandbox: both are Python on one
@@ -419,9 +478,9 @@ class StaminaEnv(gym.Env[dict, str]):
             run = run_hidden_tests if self._cache is None else functools.partial(self._cache.run, run_hidden_tests)
             try:
                 return run(
-                    source=workspace.path,
+                    source=tree,
                     task=self.task,
-                    turns=self.turns[: self._turn + 1],
+                    turns=self.turns[: turn.index],
                     sandbox=sandbox,
                     scratch=self._root / "scratch",
                     timeout=self.config.sandbox.grading_timeout_s,
@@ -439,12 +498,11 @@ class StaminaEnv(gym.Env[dict, str]):
             started.wait()
             # numstat stages the tree, which nothing writes during a submit (grading runs on
             # a copy): the commit below records that index as it is.
-            review = self._reviewer.review(
-                turn, workspace.path, changed=workspace.numstat(self._turn_start), last=self._turn + 1 == self._end
-            )
+            review = self._reviewer.review(turn, tree, changed=numstat(self._turn_start), last=last)
             hidden = hidden_tests.result()
+        graded: dict[str, Any] = {"turn": turn.index}
         if hidden.cache:
-            info["grading_cache"] = hidden.cache
+            graded["grading_cache"] = hidden.cache
         grade = grade_run(
             turn=turn.index,
             turn_ids=turn.test_ids,
@@ -464,25 +522,54 @@ class StaminaEnv(gym.Env[dict, str]):
         grade_info = {**grade.to_info(), "regression_in_force": len(in_force), **review.to_info(),
                       "sealing": sealing(self.task, turn, self.params)}  # fmt: skip
         python = {path: text for path, text in review.sources.items() if path.endswith(".py")}
-        scores, dialogue = self._dialogue.score(grade_info, python, self.config.scores)
+        scores, record = dialogue.score(grade_info, python, self.config.scores)
         terms = submit_terms(self.config.reward, Judged(grade, review.to_info(), scores))
-        info.update(ok=True, grade=grade_info, reward_terms=terms, scores=scores, dialogue=dialogue,
-                    commit=workspace.commit(f"turn {turn.index}", stage=False))  # fmt: skip
-        reward += sum(terms.values())
+        graded.update(grade=grade_info, reward_terms=terms, scores=scores, dialogue=record,
+                      commit=commit(f"turn {turn.index}", stage=False))  # fmt: skip
         feedback = "Submitted."
         if self.config.observation.feedback == "summary":
             feedback = " ".join(filter(None, [grade.summary(), review.summary()]))
             if turn.spec.spec or turn.spec.decisions:
                 feedback += " Dialogue: " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items() if v is not None) + "."
-        self._turn += 1
-        if self._turn == self._end:
-            last = "That was the last request." if self._end == len(self.turns) else "That was the episode's last request."
-            observation = self._observe(f"{feedback} {last}", final=True)
-            self._turn = None
-            return observation, reward, True, False, info
-        self._turn_steps, self._turn_start = 0, workspace.head()
-        self._begin_turn()
-        return self._finish_step(self._observe(feedback), reward, info)
+        graded.update(reward=sum(terms.values()), feedback=feedback)
+        return graded
+
+    def _grade_snapshot(self, turn, snapshot: Path, regression: tuple[str, ...], staging: Future, last: bool,
+                        dialogue: Dialogue, changed: dict, commit: str) -> dict[str, Any]:  # fmt: skip
+        """``_grade`` of a deferred submit, on the grading thread: from the copy of the
+        tree the submit took, which goes once graded."""
+        try:
+            return self._grade(turn, snapshot, regression, staging, last, dialogue, lambda base: changed,
+                               lambda message, stage: commit)  # fmt: skip
+        finally:
+            safetree.rmtree(snapshot)
+
+    def _deliver(self, info: dict[str, Any], *, wait_all: bool) -> float:
+        """Put the deferred grades due at this step in ``info`` and return their reward: the
+        one before the latest submit's (its next submit has come), or, at the episode's end,
+        all of them. ``info["grades"]`` lists each graded submit (``turn``, ``grade``,
+        ``reward_terms``, ``reward``...), in turn order; the last one's entries are also
+        ``info``'s own, as a synchronous submit's are."""
+        due = self._graded if wait_all else self._graded[:-1]
+        self._graded = [] if wait_all else self._graded[-1:]
+        reward = 0.0
+        for job in due:
+            graded = job.result()
+            info.setdefault("grades", []).append(graded)
+            info.update({key: value for key, value in graded.items() if key not in ("reward", "feedback", "turn")})
+            info["graded_turn"] = graded["turn"]
+            reward += graded["reward"]
+        return reward
+
+    def _drain(self) -> None:
+        """Wait for the deferred grades still under way and drop them (a reset, a restore,
+        a close): the grading thread is the reviewer's and the sandbox's until they end."""
+        for job in self._graded:
+            try:
+                job.result()
+            except Exception:  # noqa: BLE001 - an episode left behind: its grade is dropped either way
+                pass
+        self._graded = []
 
     def _stage_turn(self, index: int) -> None:
         """Start making the grading folder of the submit of turn ``index`` (0-based) on the
@@ -601,7 +688,10 @@ class StaminaEnv(gym.Env[dict, str]):
         """Render the turn's prompt (template variables, reproduction output) and open its dialogue."""
         index = self._turn
         turn = self.turns[index]
-        self._reviewer.prefetch(last=index + 1 == self._end)
+        if self._graded:  # deferred grading: after the reviews of the submits still being graded
+            self._grader.submit(self._reviewer.prefetch, last=index + 1 == self._end)
+        else:
+            self._reviewer.prefetch(last=index + 1 == self._end)
         self._stage_turn(index)  # while the agent works (a submit then only copies its source in)
         raw = turn.spec.prompts[self._variants[index]]
         values = {**self._params, **self._picked[index]}
@@ -741,6 +831,7 @@ class StaminaEnv(gym.Env[dict, str]):
         return self._first + 1, self._end
 
     def close(self) -> None:
+        self._drain()
         self._discard_staged()
         self._stager.shutdown(wait=True)
         self._stager = ThreadPoolExecutor(1, thread_name_prefix="grading-stage")  # a closed env may be reset again

@@ -13,6 +13,7 @@ import stamina_gym
 from stamina_gym.agents import Agent, AgentError, has_hook
 from stamina_gym.play import Observer, Step, play
 from stamina_gym.records import JsonLines, Redactor, read_lines, write_json
+from stamina_gym.submits import graded_submits, turn_ended
 
 
 @dataclass
@@ -114,6 +115,8 @@ class _RunRecords(Observer):
     def __init__(self, result: EpisodeResult, recorder: Recorder | None, on_turn: Callable[[TurnResult], None] | None) -> None:
         self.result, self.recorder, self.on_turn = result, recorder, on_turn
         self.turn_steps, self.turn_reward = 0, 0.0
+        self.ended: dict[int, tuple[int, float]] = {}
+        """Turns submitted and not yet graded (deferred grading): their steps and reward so far."""
 
     def start(self, env: Any, agent: Any, observation: dict, info: dict) -> None:
         self.turns = env.unwrapped.turns
@@ -127,9 +130,11 @@ class _RunRecords(Observer):
 
     def step(self, step: Step) -> bool:
         result, info, turn = self.result, step.info, step.turn
+        graded = graded_submits(info)
+        later = [g for g in graded if "reward" in g]  # deferred: the grades of earlier submits
         result.steps += 1
         self.turn_steps += 1
-        self.turn_reward += step.reward
+        self.turn_reward += step.reward - sum(g["reward"] for g in later)
         result.total_reward += step.reward
         if self.recorder:
             self.recorder.step(
@@ -137,22 +142,29 @@ class _RunRecords(Observer):
                  "duration_s": round(step.duration_s, 4), "terminated": step.terminated, "truncated": step.truncated,
                  "output": step.observation["output"], "info": info}
             )  # fmt: skip
-        if "grade" in info:
-            grade = info["grade"]
-            done = TurnResult(
-                turn + 1, self.turns[turn].spec.title, self.turn_steps, grade["passed"], grade["total"],
-                grade["regression_total"], len(grade["newly_broken"]), grade["failure_class"], round(self.turn_reward, 6),
-                (grade.get("quality") or {}).get("score"), len(grade.get("rules", {}).get("broken", ())),
-            )  # fmt: skip
-            done.scores = info.get("scores")
-            result.turns.append(done)
-            if self.recorder:
-                self.recorder.turn({**asdict(done), "grade": grade, "reward_terms": info["reward_terms"], "commit": info["commit"],
-                                    "dialogue": info.get("dialogue")})  # fmt: skip
-            if self.on_turn:
-                self.on_turn(done)
+        if turn_ended(info):
+            self.ended[turn + 1] = (self.turn_steps, self.turn_reward)
             self.turn_steps, self.turn_reward = 0, 0.0
+        for submit in graded:
+            steps, reward = self.ended.pop(submit["turn"])
+            self._turn_done(submit, steps, reward + submit.get("reward", 0.0))
         return False
+
+    def _turn_done(self, submit: dict[str, Any], steps: int, reward: float) -> None:
+        """Record a graded turn: ``steps`` taken in it and the ``reward`` they earned."""
+        grade, number = submit["grade"], submit["turn"]
+        done = TurnResult(
+            number, self.turns[number - 1].spec.title, steps, grade["passed"], grade["total"],
+            grade["regression_total"], len(grade["newly_broken"]), grade["failure_class"], round(reward, 6),
+            (grade.get("quality") or {}).get("score"), len(grade.get("rules", {}).get("broken", ())),
+        )  # fmt: skip
+        done.scores = submit.get("scores")
+        self.result.turns.append(done)
+        if self.recorder:
+            self.recorder.turn({**asdict(done), "grade": grade, "reward_terms": submit["reward_terms"], "commit": submit["commit"],
+                                "dialogue": submit.get("dialogue")})  # fmt: skip
+        if self.on_turn:
+            self.on_turn(done)
 
 
 def run_episode(

@@ -17,7 +17,7 @@ PACKAGE = Path(stamina_gym.__file__).parent
 #: package above it; it may import its own layer and those below.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("errors", "registry", "safetree", "pyast", "packaged", "text_space", "run_result", "action_text",
-              "mutants", "config", "records")),
+              "mutants", "config", "records", "submits")),
     ("task", ("task", "collection", "rules", "stamina_gym")),
     ("judgement", ("grading", "user", "reward")),
     ("execution", ("sandbox", "workspace", "hidden_runner", "agent_runner", "reproduce", "tools", "quality",

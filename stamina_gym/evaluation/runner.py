@@ -140,7 +140,12 @@ class Evaluation:
         log.close()
 
     def _new_env(self) -> Any:
-        return self._make_env(self.config.env, **self.config.env_overrides())
+        env = self._make_env(self.config.env, **self.config.env_overrides())
+        if getattr(getattr(env.unwrapped, "config", None), "deferred_grading", False):
+            env.close()
+            raise ConfigError("an evaluation reads each turn's grade as the turn ends: deferred_grading is for "
+                              "training, leave it off in the evaluation's env overrides")  # fmt: skip
+        return env
 
     # -- runs ---------------------------------------------------------------------------
 

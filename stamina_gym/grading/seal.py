@@ -547,9 +547,9 @@ def _copy(node: ast.expr) -> ast.expr:
 
 def _placed(statement: ast.stmt, at: ast.stmt) -> ast.stmt:
     """``statement`` with every node at ``at``'s place (the call's line, for points)."""
-    for inner in ast.walk(statement):
-        if "lineno" in inner._attributes:
-            ast.copy_location(inner, at)
+    for part in ast.walk(statement):
+        if isinstance(part, (ast.expr, ast.stmt)):
+            ast.copy_location(part, at)
     return statement
 
 

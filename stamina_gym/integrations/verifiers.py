@@ -58,6 +58,7 @@ from pydantic import Field
 
 import stamina_gym  # noqa: F401 - registers the env ids
 from stamina_gym.chat import ChatEnv
+from stamina_gym.submits import graded_submits
 from stamina_gym.tools import openai_tools
 
 TASKSET_ID = "stamina_gym_verifiers"
@@ -161,8 +162,8 @@ class StaminaVerifiersEnv(vf.Env[StaminaEnvConfig]):
                     reply = next(m for m in reversed(segment.messages) if m.role == "assistant")
                     messages, reward, _, step = await asyncio.to_thread(chat.step, message_to_wire(reply))
                     record["rewards"].append(reward)
-                    record["grades"] += [{"turn": s["turn"], "failure_class": s["grade"]["failure_class"]}
-                                         for s in step["steps"] if "grade" in s]  # fmt: skip
+                    record["grades"] += [{"turn": g["turn"], "failure_class": g["grade"]["failure_class"]}
+                                         for s in step["steps"] for g in graded_submits(s)]  # fmt: skip
             _say_error(task, interaction.trace)
         finally:
             await asyncio.to_thread(chat.close)

@@ -26,6 +26,7 @@ import numpy as np
 
 from stamina_gym.agents import has_hook, hook
 from stamina_gym.play import Observer, Step, play
+from stamina_gym.submits import graded_submits, turn_ended
 
 #: Fields that tell how an episode ran rather than what happened in it.
 OPERATIONAL_FIELDS = ("duration_s", "worker", "attempts", "cache_hits", "cache_misses", "grading_cache")
@@ -188,7 +189,7 @@ def message_places(messages: list[dict[str, Any]], steps: list[dict[str, Any]]) 
             places.append({"turn": turn, "step": 0, "reward": None})
         elif text_result:
             places.append({"turn": turn, "step": last["step"], "reward": None})
-        elif last is not None and "grade" in last["info"] and not (last["terminated"] or last["truncated"]):
+        elif last is not None and turn_ended(last["info"]) and not (last["terminated"] or last["truncated"]):
             turn = int(last["observation"]["turn"])  # the next request, after a submit
             places.append({"turn": turn, "step": last["step"], "reward": None})
             last = None
@@ -220,11 +221,20 @@ def play_episode(env: Any, agent: Any, *, episode: int, seed: int, options: dict
         failure_class = "infrastructure"
         failure = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=-3)}"
     steps, variants = rows.steps, rows.variants
-    grades = [s["info"]["grade"] for s in steps if "grade" in s["info"]]
-    submit_rewards = [s["reward"] for s in steps if "grade" in s["info"]]
+    graded = [submit for s in steps for submit in graded_submits(s["info"])]
+    grades = [submit["grade"] for submit in graded]
+    # What each submit paid: its step's reward, or under deferred grading its step's own
+    # part and its grade's reward, which a later step carried.
+    own = {s["turn"]: s["reward"] - sum(g.get("reward", 0.0) for g in graded_submits(s["info"]))
+           for s in steps if turn_ended(s["info"])}  # fmt: skip
+    submit_rewards = [own.get(g["turn"], 0.0) + g["reward"] if "reward" in g else own.get(g["turn"], 0.0) for g in graded]
     turn_rewards: dict[int, float] = {}
     for row in steps[1:]:
-        turn_rewards[row["turn"]] = turn_rewards.get(row["turn"], 0.0) + row["reward"]
+        # a grade a later step carried (deferred grading) counts for its own turn
+        moved = [g for g in graded_submits(row["info"]) if "reward" in g]
+        turn_rewards[row["turn"]] = turn_rewards.get(row["turn"], 0.0) + row["reward"] - sum(g["reward"] for g in moved)
+        for g in moved:
+            turn_rewards[g["turn"]] = turn_rewards.get(g["turn"], 0.0) + g["reward"]
     last = steps[-1] if steps else None
     cache = [row["grading_cache"] for row in steps if row["grading_cache"]]
     messages = agent.conversation() if has_hook(agent, "conversation") else episode_messages(steps)
