@@ -253,7 +253,8 @@ class StaminaEnv(gym.Env[dict, str]):
     ``tools.SEARCH_TIMEOUT_S`` (20 s); ``submit``: ``sandbox.grading_timeout_s`` plus
     ``quality.review_budget_s`` plus the longest reproduction script's timeout (the next
     turn's prompt runs it); ``ask`` with the LLM user: ``user.llm.timeout_s``; every
-    other tool: the grace alone.
+    other tool: the grace alone. With deferred grading every step may wait for the grade
+    due at it: one more ``grading_timeout_s`` plus ``review_budget_s``.
 
     ## Episode End
     Terminated after the submit of the window's last turn. Truncated when a budget runs out: steps in
@@ -410,6 +411,8 @@ class StaminaEnv(gym.Env[dict, str]):
             own = self.config.user.llm.timeout_s
         else:
             own = 0.0
+        if self.config.deferred_grading:  # any step may wait for the grade of the submit before (the last submit: and its own)
+            own += sandbox.grading_timeout_s + self.config.quality.review_budget_s
         return own + STEP_GRACE_S
 
     def _finish_step(self, observation: dict, reward: float, info: dict[str, Any]) -> tuple[dict, float, bool, bool, dict]:

@@ -162,3 +162,27 @@ def test_the_chat_env_opens_the_next_request_at_a_deferred_submit():
         assert reward == pytest.approx(sum(g["reward"] for g in info["grades"]) - 2 * 0.001)
     finally:
         chat.close()
+
+
+#: A command the agent runs while its last submit is graded: it looks for the grading
+#: folder and for any harness process but its own command runner (``--serve-visible``).
+PEEK = (r"sleep 1; d=/gr''ade; test -e $d && echo SEEN-GRADING-FOLDER; "
+        r"for p in /proc/[0-9]*; do c=$(tr '\0' ' ' < $p/cmdline 2>/dev/null); case \"$c\" in *harness.py*) "
+        r"case \"$c\" in *serve-visible*) ;; *) echo SEEN-GRADING-PROCESS;; esac;; esac; done; echo looked")  # fmt: skip
+
+
+def test_the_grading_under_way_is_out_of_the_agents_sight(backend):
+    """Deferred grading lets the agent's commands run while its submit is graded: they
+    see neither the grading folder (the hidden tests) nor the grading processes, on
+    either backend (the grading has a sandbox of its own)."""
+    env = mini_env(sandbox={"kind": backend}, deferred_grading=True)
+    try:
+        env.reset(seed=0)
+        slow = "import time\n\n\ndef add(a, b):\n    time.sleep(3)\n    return a + b\n"
+        env.step({"tool": "write_file", "path": "calc/__init__.py", "content": slow})
+        env.step({"tool": "submit"})
+        output = env.step({"tool": "run", "command": PEEK.replace('\\"', '"')})[0]["output"]
+        assert "looked" in output and "SEEN" not in output, output
+        assert env._graded and not env._graded[0].done()  # the grading was under way as it looked
+    finally:
+        env.close()

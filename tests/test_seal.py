@@ -697,3 +697,27 @@ def test_dates_times_and_durations_are_sealed_and_judged_by_value():
                   {"local": utc + dt.timedelta(seconds=1)}, {"duration": dt.timedelta(hours=3)},
                   {"alarm": dt.time(6, 45, tzinfo=dt.timezone.utc)}, {"created": utc.replace(tzinfo=Failing())}):  # fmt: skip
         assert _time_verdicts(product(**wrong)) == (False, False), wrong
+
+
+FOLDED_TESTS = '''from shop import service
+
+
+def test_folded():
+    assert service.table() == "\\\\n".join(["a  b", "-  -", *[f"{n}  {n * n}" for n in range(1, 4)]])
+    assert service.count_list() == list(range(1, 11))
+    assert service.shout("spam") == "SPAM!" + "?" * 3
+    assert service.huge() == "x" * 10**9
+'''
+
+
+def test_expected_values_worked_out_from_literals_are_sealed_within_bounds():
+    """An expected value the test computes from literals alone (a join over a
+    comprehension, ``list(range(...))``, string arithmetic) is worked out on the host and
+    sealed; one past the size bound, or a builtin the module binds itself, stays as written."""
+    module = seal.compile_module(FOLDED_TESTS, "test_folded.py")
+    points = sorted(module.points.values(), key=lambda point: point.line)
+    assert [point.status for point in points] == ["sealed", "sealed", "sealed", "open"]
+    assert points[0].expected == "a  b\\n-  -\\n1  1\\n2  4\\n3  9" and points[1].expected == list(range(1, 11))
+    assert "range" not in module.probe.split("def test_folded")[1].split("huge")[0]
+    shadowed = seal.compile_module("list = tuple\n" + FOLDED_TESTS, "test_folded.py")
+    assert [point.status for point in sorted(shadowed.points.values(), key=lambda p: p.line)][1] == "open"

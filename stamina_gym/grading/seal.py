@@ -148,41 +148,266 @@ class _Unsealable(Exception):
 
 #: While a module compiles: the names it binds to ``datetime``'s types at its top level
 #: (``date``, ``dt.datetime``, ``timezone``...), whose calls with literal arguments are
-#: literals too (``date(1997, 2, 16)``, ``timezone.utc``).
+#: literals too (``date(1997, 2, 16)``, ``timezone.utc``), and the builtins it never binds
+#: itself, which ``_Fold`` may call.
 _TIME_NAMES: contextvars.ContextVar[Mapping[str, Any]] = contextvars.ContextVar("time_names", default={})
+_PURE_NAMES: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("pure_names", default=frozenset())
 
 
 def literal(node: ast.expr) -> Any:
-    """The value of a literal expression (constants, their containers, a signed number, a
-    ``datetime`` type called with literals where the module imports one), or
+    """The value of a literal expression (constants, their containers, a signed number),
+    or, while a module compiles, of an expression of literals the host can work out alone
+    (``_Fold``: ``list(range(1, 11))``, ``"\\n".join([...])``, ``date(1997, 2, 16)``); else
     ``_Unsealable``."""
-    names = _TIME_NAMES.get()
     try:
-        return ast.literal_eval(_TimeLiterals(names).visit(_copy(node)) if names else node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError, OverflowError) as exc:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as exc:
+        names, builtins = _TIME_NAMES.get(), _PURE_NAMES.get()
+        if not names and not builtins:
+            raise _Unsealable from exc
+    try:
+        return _Fold(names, builtins).plain(node)
+    except (_Unsealable, ValueError, TypeError, ArithmeticError, LookupError, MemoryError, RecursionError) as exc:
         raise _Unsealable from exc
 
 
-class _TimeLiterals(ast.NodeTransformer):
-    """Puts the value of each ``datetime`` type's call with literal arguments (and of
-    ``timezone.utc``) in a constant node, which ``ast.literal_eval`` takes as it is."""
+#: Builtins ``_Fold`` calls (where the module does not bind the name), and the methods of
+#: ``str`` it calls on a string it worked out.
+_FOLD_CALLS: dict[str, Any] = {
+    "list": list, "tuple": tuple, "set": set, "frozenset": frozenset, "dict": dict, "range": range, "str": str,
+    "int": int, "float": float, "bool": bool, "bytes": bytes, "sorted": sorted, "reversed": reversed, "len": len,
+    "sum": sum, "min": min, "max": max, "abs": abs, "round": round, "zip": zip, "enumerate": enumerate, "chr": chr,
+    "ord": ord,
+}  # fmt: skip
+_STR_METHODS = frozenset({"join", "format", "upper", "lower", "strip", "lstrip", "rstrip", "split", "rsplit", "splitlines",
+                          "replace", "title", "capitalize", "encode", "ljust", "rjust", "center", "zfill", "casefold",
+                          "expandtabs", "swapcase"})  # fmt: skip
+_FOLD_SIZE, _FOLD_STEPS = 100_000, 200_000
+_FOLD_OPS: dict[type, Any] = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+                              ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+                              ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
+                              ast.LShift: operator.lshift, ast.RShift: operator.rshift}  # fmt: skip
 
-    def __init__(self, names: Mapping[str, Any]) -> None:
-        self.names = names
 
-    def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
-        kind = self.names.get(ast.unparse(node.value))
-        if node.attr == "utc" and kind is not None and kind.__name__ == "timezone":
-            return ast.Constant(kind.utc)
-        return node
+class _Fold:
+    """Works out an expression of literals on the host, where the test's own code could:
+    displays, arithmetic, comprehensions over what it worked out, f-strings, the builtins
+    of ``_FOLD_CALLS`` the module leaves alone (``builtins``), ``str`` methods, and
+    ``datetime``'s types by the names the module binds them to (``names``). Bounded in
+    steps and in the size of every value; anything else is ``_Unsealable``."""
 
-    def visit_Call(self, node: ast.Call) -> ast.expr:
-        kind = self.names.get(ast.unparse(node.func))
-        if kind is None or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
-            return node
-        args = [ast.literal_eval(self.visit(a)) for a in node.args]
-        keywords = {k.arg: ast.literal_eval(self.visit(k.value)) for k in node.keywords}
-        return ast.Constant(kind(*args, **keywords))
+    def __init__(self, names: Mapping[str, Any], builtins: frozenset[str]) -> None:
+        self.names, self.builtins = names, builtins
+        self.steps = 0
+        self.scopes: list[dict[str, Any]] = []
+
+    def plain(self, node: ast.expr) -> Any:
+        value = self.value(node)
+        if not _is_plain(value):
+            raise _Unsealable
+        return value
+
+    def value(self, node: ast.expr) -> Any:
+        self.steps += 1
+        if self.steps > _FOLD_STEPS:
+            raise _Unsealable
+        value = self._value(node)
+        if isinstance(value, (str, bytes, list, tuple, set, frozenset, dict)) and len(value) > _FOLD_SIZE:
+            raise _Unsealable
+        if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 4096:
+            raise _Unsealable
+        return value
+
+    def _value(self, node: ast.expr) -> Any:
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            items = []
+            for element in node.elts:
+                if isinstance(element, ast.Starred):
+                    items.extend(self._items(self.value(element.value)))
+                else:
+                    items.append(self.value(element))
+            return {ast.List: list, ast.Tuple: tuple, ast.Set: set}[type(node)](items)
+        if isinstance(node, ast.Dict):
+            result = {}
+            for key, item in zip(node.keys, node.values):
+                if key is None:
+                    result.update(self.value(item))
+                else:
+                    result[self.value(key)] = self.value(item)
+            return result
+        if isinstance(node, ast.UnaryOp):
+            operand = self.value(node.operand)
+            return {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_, ast.Invert: operator.invert}[type(node.op)](operand)
+        if isinstance(node, ast.BinOp) and type(node.op) in _FOLD_OPS:
+            left, right = self.value(node.left), self.value(node.right)
+            _check_size(node.op, left, right)
+            return _FOLD_OPS[type(node.op)](left, right)
+        if isinstance(node, ast.BoolOp):
+            result = self.value(node.values[0])
+            for value in node.values[1:]:
+                if (not result) if isinstance(node.op, ast.And) else bool(result):
+                    return result
+                result = self.value(value)
+            return result
+        if isinstance(node, ast.IfExp):
+            return self.value(node.body) if self.value(node.test) else self.value(node.orelse)
+        if isinstance(node, ast.Subscript):
+            target = self.value(node.value)
+            if not isinstance(target, (str, bytes, list, tuple, dict, range)):
+                raise _Unsealable
+            return target[self.value(node.slice)]
+        if isinstance(node, ast.Slice):
+            return slice(*(None if part is None else self.value(part) for part in (node.lower, node.upper, node.step)))
+        if isinstance(node, ast.JoinedStr):
+            return "".join(self._formatted(part) for part in node.values)
+        if isinstance(node, ast.Name):
+            for scope in reversed(self.scopes):
+                if node.id in scope:
+                    return scope[node.id]
+            raise _Unsealable
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            return self._comprehension(node)
+        if isinstance(node, ast.Attribute):
+            kind = self.names.get(ast.unparse(node.value))
+            if node.attr == "utc" and kind is not None and kind.__name__ == "timezone":
+                return kind.utc
+            raise _Unsealable
+        if isinstance(node, ast.Call):
+            return self._call(node)
+        raise _Unsealable
+
+    def _items(self, value: Any) -> list[Any]:
+        if not isinstance(value, (str, bytes, list, tuple, set, frozenset, dict, range)):
+            raise _Unsealable
+        if len(value) > _FOLD_SIZE:
+            raise _Unsealable
+        return list(value)
+
+    def _formatted(self, part: ast.expr) -> str:
+        if isinstance(part, ast.Constant):
+            return str(part.value)
+        if not isinstance(part, ast.FormattedValue):
+            raise _Unsealable
+        value = self.value(part.value)
+        if not _is_plain(value):
+            raise _Unsealable
+        value = {-1: value, 115: str(value), 114: repr(value), 97: ascii(value)}[part.conversion]
+        spec = "" if part.format_spec is None else self.value(part.format_spec)
+        return format(value, spec)
+
+    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> Any:
+        produced: list[Any] = []
+
+        def walk(index: int) -> None:
+            if index == len(node.generators):
+                produced.append((self.value(node.key), self.value(node.value)) if isinstance(node, ast.DictComp)
+                                else self.value(node.elt))  # fmt: skip
+                if len(produced) > _FOLD_SIZE:
+                    raise _Unsealable
+                return
+            generator = node.generators[index]
+            if generator.is_async:
+                raise _Unsealable
+            for item in self._items(self.value(generator.iter)):
+                self.scopes.append(_bind(generator.target, item))
+                try:
+                    if all(self.value(condition) for condition in generator.ifs):
+                        walk(index + 1)
+                finally:
+                    self.scopes.pop()
+
+        walk(0)
+        if isinstance(node, ast.DictComp):
+            return dict(produced)
+        return set(produced) if isinstance(node, ast.SetComp) else produced
+
+    def _call(self, node: ast.Call) -> Any:
+        args: list[Any] = []
+        for argument in node.args:
+            if isinstance(argument, ast.Starred):
+                args.extend(self._items(self.value(argument.value)))
+            else:
+                args.append(self.value(argument))
+        if any(keyword.arg is None for keyword in node.keywords):
+            raise _Unsealable
+        keywords = {keyword.arg: self.value(keyword.value) for keyword in node.keywords}
+        func = node.func
+        kind = self.names.get(ast.unparse(func))
+        if kind is not None:
+            return kind(*args, **keywords)
+        if isinstance(func, ast.Name) and func.id in self.builtins and not any(func.id in s for s in self.scopes):
+            if func.id in ("str", "repr") and args and not _is_plain(args[0]):
+                raise _Unsealable
+            result = _FOLD_CALLS[func.id](*args, **keywords)
+            return list(result) if isinstance(result, (zip, enumerate, reversed)) else result
+        if isinstance(func, ast.Attribute) and func.attr in _STR_METHODS:
+            target = self.value(func.value)
+            if isinstance(target, str):
+                if func.attr in ("ljust", "rjust", "center", "zfill") and args and isinstance(args[0], int) and args[0] > _FOLD_SIZE:
+                    raise _Unsealable
+                if func.attr == "format" and not all(_is_plain(v) for v in (*args, *keywords.values())):
+                    raise _Unsealable
+                return getattr(target, func.attr)(*args, **keywords)
+        raise _Unsealable
+
+
+def _bind(target: ast.expr, item: Any) -> dict[str, Any]:
+    """A comprehension's target bound to one item (a name, or a tuple of names)."""
+    if isinstance(target, ast.Name):
+        return {target.id: item}
+    if isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts):
+        values = list(item)
+        if len(values) != len(target.elts):
+            raise _Unsealable
+        return {e.id: v for e, v in zip(target.elts, values)}  # type: ignore[attr-defined]
+    raise _Unsealable
+
+
+def _check_size(op: ast.operator, left: Any, right: Any) -> None:
+    """Refuse an operation whose result would be past the bounds before it is made."""
+    if isinstance(op, ast.Mult):
+        for sequence, times in ((left, right), (right, left)):
+            if isinstance(sequence, (str, bytes, list, tuple)) and isinstance(times, int) and len(sequence) * max(times, 0) > _FOLD_SIZE:
+                raise _Unsealable
+    if isinstance(op, ast.Pow) and isinstance(right, (int, float)) and abs(right) > 1024:
+        raise _Unsealable
+    if isinstance(op, ast.LShift) and isinstance(right, int) and right > 4096:
+        raise _Unsealable
+
+
+def _is_plain(value: Any, _depth: int = 0) -> bool:
+    """Plain data a point may expect: what ``decode`` can give back, and ``datetime``'s."""
+    import datetime as dt
+
+    if _depth > 32:
+        return False
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes, dt.date, dt.time, dt.timedelta, dt.tzinfo)):
+        return True
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return all(_is_plain(item, _depth + 1) for item in value)
+    if isinstance(value, dict):
+        return all(_is_plain(k, _depth + 1) and _is_plain(v, _depth + 1) for k, v in value.items())
+    return False
+
+
+def _bound_names(tree: ast.Module) -> set[str]:
+    """Every name a module binds anywhere (assignments, parameters, definitions, imports):
+    a builtin it binds is not the builtin ``_Fold`` would call."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+    return names
 
 
 def _time_names(tree: ast.Module) -> dict[str, Any]:
@@ -216,9 +441,11 @@ def compile_module(source: str, filename: str = "<test>", key: str = "", helpers
     _Inliner(_bindings(tree, key), templates, _test_cases(tree)).visit(tree)
     compiler = _Compiler()
     token = _TIME_NAMES.set(_time_names(tree))
+    pure = _PURE_NAMES.set(frozenset(_FOLD_CALLS) - _bound_names(tree))
     try:
         tree = compiler.visit(tree)
     finally:
+        _PURE_NAMES.reset(pure)
         _TIME_NAMES.reset(token)
     _strip_docstrings(tree)
     body = tree.body
