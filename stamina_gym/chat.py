@@ -269,5 +269,10 @@ class ChatEnv:
         info = {**(infos[-1] if infos else {}), "steps": infos, "terminated": terminated, "truncated": truncated}
         return new, float(reward), self.done, info
 
+    def settle(self) -> tuple[float, list[dict[str, Any]]]:
+        """The grades still due under deferred grading when the caller ends the episode
+        itself (``StaminaEnv.settle``): their summed reward and records."""
+        return self.env.unwrapped.settle()
+
     def close(self) -> None:
         self.env.close()

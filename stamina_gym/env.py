@@ -564,6 +564,15 @@ class StaminaEnv(gym.Env[dict, str]):
             reward += graded["reward"]
         return reward
 
+    def settle(self) -> tuple[float, list[dict[str, Any]]]:
+        """Under deferred grading, wait for the grades still due and return their summed
+        reward and records (``info["grades"]``'s form): what a caller that ends an episode
+        itself, before the env does (a step cap of its own), adds to the episode's last
+        reward. ``(0.0, [])`` when nothing is due (always, graded synchronously)."""
+        info: dict[str, Any] = {}
+        reward = self._deliver(info, wait_all=True)
+        return reward, info.get("grades", [])
+
     def _drain(self) -> None:
         """Wait for the deferred grades still under way and drop them (a reset, a restore,
         a close): the grading thread is the reviewer's and the sandbox's until they end."""

@@ -186,3 +186,19 @@ def test_the_grading_under_way_is_out_of_the_agents_sight(backend):
         assert env._graded and not env._graded[0].done()  # the grading was under way as it looked
     finally:
         env.close()
+
+
+def test_an_episode_the_caller_cuts_short_settles_the_grades_still_due():
+    """A trainer that ends an episode itself (its own step cap) calls ``settle``: the
+    grade of the last submit arrives there, with its reward; nothing is due after."""
+    env = mini_env(sandbox={"kind": "local"}, deferred_grading=True)
+    try:
+        env.reset(seed=0)
+        env.step({"tool": "write_file", "path": "calc/__init__.py", "content": "def add(a, b):\n    return a + b\n"})
+        env.step({"tool": "submit"})
+        reward, grades = env.settle()
+        assert [g["turn"] for g in grades] == [1] and grades[0]["grade"]["failure_class"] is None
+        assert reward == pytest.approx(grades[0]["reward"]) and reward > 1
+        assert env.settle() == (0.0, [])
+    finally:
+        env.close()

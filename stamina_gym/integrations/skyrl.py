@@ -60,10 +60,15 @@ class StaminaSkyRLEnv(BaseTextEnv):
         self.turns += 1
         observation, reward, terminated, truncated, info = self.env.step(action)
         done = bool(terminated or truncated) or self.turns >= self.max_turns
+        if done and not (terminated or truncated):  # cut here: the grades still due (deferred grading) end here too
+            due, grades = self.env.unwrapped.settle()
+            reward += due
+            if grades:
+                info = {**info, "grades": grades}
         self.total_reward += float(reward)
         messages = [{"role": "user", "content": observation["output"]}]
         messages += after_step(observation, info, done)
-        metadata = {key: info[key] for key in ("ok", "grade", "reward_terms", "turn") if key in info}
+        metadata = {key: info[key] for key in ("ok", "grade", "grades", "submitted", "reward_terms", "turn") if key in info}
         return BaseTextEnvStepOutput(observations=messages, reward=float(reward), done=done, metadata=metadata,
                                      postprocessed_action=action)  # fmt: skip
 

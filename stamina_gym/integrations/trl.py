@@ -87,6 +87,15 @@ class StaminaTRLEnv:
             parts.insert(0, "")
         return "\n\n".join([*parts, request["content"]])
 
+    def _settle(self) -> None:
+        """When TRL ends a rollout before the env does, the grades still due under deferred
+        grading: their reward counts as a last entry of ``steps`` (``settle``)."""
+        settle = getattr(getattr(self._env, "unwrapped", None), "settle", None)
+        if settle is not None and not self._done:
+            reward, graded = settle()
+            if graded:
+                self._steps.append(("settle", float(reward)))
+
     def _step(self, tool: str, **args: Any) -> str:
         """One env step: the tool's output, then the next request after a submit."""
         if self._done:
@@ -241,4 +250,6 @@ def _fields(observation: Any) -> dict:
 def stamina_reward(environments: list[StaminaTRLEnv], **kwargs: Any) -> list[float]:
     """GRPOTrainer's reward function: each rollout's summed env rewards (TRL passes the
     rollouts' environments in ``environments``, in the order of its completions)."""
+    for env in environments:
+        env._settle()  # deferred grading: what a rollout cut short still has due
     return [sum(reward for _, reward in env.steps) for env in environments]

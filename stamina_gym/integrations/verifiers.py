@@ -164,6 +164,11 @@ class StaminaVerifiersEnv(vf.Env[StaminaEnvConfig]):
                     record["rewards"].append(reward)
                     record["grades"] += [{"turn": g["turn"], "failure_class": g["grade"]["failure_class"]}
                                          for s in step["steps"] for g in graded_submits(s)]  # fmt: skip
+                if not chat.done:  # ended here, not by the env: the grades still due (deferred grading) too
+                    due, graded = await asyncio.to_thread(chat.settle)
+                    if graded:
+                        record["rewards"].append(due)
+                        record["grades"] += [{"turn": g["turn"], "failure_class": g["grade"]["failure_class"]} for g in graded]
             _say_error(task, interaction.trace)
         finally:
             await asyncio.to_thread(chat.close)
