@@ -202,3 +202,33 @@ def test_an_episode_the_caller_cuts_short_settles_the_grades_still_due():
         assert env.settle() == (0.0, [])
     finally:
         env.close()
+
+
+#: Forks up to the sandbox user's process limit and holds them for 9 s: the processes the
+#: grading needs share that limit (one uid per sandbox).
+FORK_BOMB = ("import os, time\nkids = 0\nfor i in range(400):\n    try:\n        if os.fork() == 0:\n"
+             "            time.sleep(9)\n            os._exit(0)\n        kids += 1\n    except OSError:\n        break\n"
+             "print('forked', kids)\ntime.sleep(9)\n")  # fmt: skip
+
+
+def test_starving_a_deferred_grading_of_processes_never_voids_it():
+    """The agent's command runs while its failing submit is graded: a large tree slows
+    the grading's start, and a fork bomb takes every process its uid may have before the
+    harness forks. The grade is then a failure of the agent's code, never a voided sample
+    (which would pay 0, above the failure)."""
+    env = mini_env(sandbox={"kind": "local"}, deferred_grading=True)
+    try:
+        env.reset(seed=0)
+        env.step({"tool": "write_file", "path": "bomb.py", "content": FORK_BOMB})
+        env.step({"tool": "write_file", "path": "calc/__init__.py", "content": "def add(a, b):\n    return 0\n"})
+        slow = "import os\nos.makedirs('data', exist_ok=True)\nfor i in range(3000):\n    open(f'data/f{i}.txt', 'w').write('x' * 20000)\n"
+        env.step({"tool": "write_file", "path": "fill.py", "content": slow})
+        env.step({"tool": "run", "command": "python fill.py"})
+        env.step({"tool": "submit"})
+        output = env.step({"tool": "run", "command": "python bomb.py"})[0]["output"]
+        assert "forked 12" in output, output  # it did take (nearly) all 128
+        reward, (graded,) = env.settle()
+        assert graded["grade"]["failure_class"] not in ("infrastructure", "violation") and graded["grade"]["passed"] == 0
+        assert reward < 0, graded["grade"]
+    finally:
+        env.close()
