@@ -358,34 +358,42 @@ class ShopTest(unittest.TestCase):
 '''
 
 
-def _method_verdicts(source: str, cls: str, test: str, shop) -> tuple[bool, bool]:
-    """Whether unittest method ``cls.test`` of ``source``, with ``shop`` as the product,
-    passes as written and passes sealed (its probe ends without an exception and the
-    judge accepts what it sent)."""
-    module = seal.compile_module(source, "test_module.py")
+def both_ways(source: str, test: str, product, *, compiled: seal.Compiled | None = None,
+              support: dict[str, str] | None = None) -> tuple[bool, bool]:  # fmt: skip
+    """Whether test ``test`` of ``source`` (``Class.method`` for a unittest one) passes as
+    written and passes sealed (its probe ends without an exception and the judge accepts
+    what it sent), each run with the product ``product()`` makes, the ``support`` modules
+    (name -> text) importable, and ``compiled`` as the probe (default: ``source`` compiled)."""
+    module = compiled or seal.compile_module(source, "test_module.py")
     results = []
-    for text in (source, module.probe):
+    for text, points in ((source, None), (module.probe, module.points)):
         sent: list = []
         sys.modules["_stamina_probe"] = harness._probe_module(lambda key, point, value: sent.append((point, json.loads(value))))
-        sys.modules["shop"] = types.SimpleNamespace(service=shop)  # type: ignore[assignment]
+        sys.modules["shop"] = types.SimpleNamespace(service=product())  # type: ignore[assignment]
+        for name, code in (support or {}).items():
+            helper = types.ModuleType(name)
+            exec(compile(code, name, "exec"), helper.__dict__)  # noqa: S102 - the support under test
+            sys.modules[name] = helper
         try:
             namespace: dict = {"__name__": "probe"}
             exec(compile(text, "probe", "exec"), namespace)  # noqa: S102 - the test under test
+            cls, _, method = test.rpartition(".")
+            call = getattr(namespace[cls](method), method) if cls else namespace[test]
             try:
-                getattr(namespace[cls](test), test)()
+                call()
                 ended = True
             except Exception:  # noqa: BLE001 - an assertion or the product's error: the test fails
                 ended = False
         finally:
-            sys.modules.pop("_stamina_probe", None)
-            sys.modules.pop("shop", None)
-        results.append(ended and (text == source or seal.judge(module.points, f"{cls}.{test}", sent)[0]))
+            for name in ("_stamina_probe", "shop", *(support or {})):
+                sys.modules.pop(name, None)
+        results.append(ended and (points is None or seal.judge(points, test, sent)[0]))
     return results[0], results[1]
 
 
 def _unittest_verdicts(shop) -> dict[str, tuple[bool, bool]]:
     """Each test of ``UNITTEST_MODULE``: (passes as written, passes sealed)."""
-    return {test: _method_verdicts(UNITTEST_MODULE, "ShopTest", test, shop) for test in ("test_add", "test_raises")}
+    return {test: both_ways(UNITTEST_MODULE, f"ShopTest.{test}", lambda: shop) for test in ("test_add", "test_raises")}
 
 
 def test_unittest_assertions_become_points_with_the_same_verdicts():
@@ -451,7 +459,7 @@ class CacheTest(unittest.TestCase):
 
 def _container_verdicts(product) -> tuple[bool, bool]:
     """``CONTAINER_MODULE``'s test on ``product``: (passes as written, passes sealed)."""
-    return _method_verdicts(CONTAINER_MODULE, "CacheTest", "test_cache", product)
+    return both_ways(CONTAINER_MODULE, "CacheTest.test_cache", lambda: product)
 
 
 def test_the_products_own_containers_and_exact_numbers_keep_their_verdicts():
@@ -586,31 +594,9 @@ def test_assertion_helpers_are_compiled_where_they_are_called():
     assert {"assert_equal", "make_item"} <= kept  # shadowed by a local; a helper that does more than assert
 
     def verdicts(make_shop, text: str) -> tuple[bool, bool]:
-        """(passes as written, passes sealed) of ``test_helpers`` in ``text``, each run
-        with a product of its own."""
         compiled = seal.compile_module(text, "test_helpers.py", "01-add/test_helpers.py",
                                        seal.helpers_for(text, "01-add/test_helpers.py", available))  # fmt: skip
-        results = []
-        for source, points in ((text, None), (compiled.probe, compiled.points)):
-            sent: list = []
-            sys.modules["_stamina_probe"] = harness._probe_module(lambda key, point, value: sent.append((point, json.loads(value))))
-            sys.modules["shop"] = types.SimpleNamespace(service=make_shop())  # type: ignore[assignment]
-            common = types.ModuleType("common")
-            exec(compile(HELPER_SUPPORT, "common", "exec"), common.__dict__)  # noqa: S102 - the support under test
-            sys.modules["common"] = common
-            try:
-                namespace: dict = {"__name__": "probe"}
-                exec(compile(source, "probe", "exec"), namespace)  # noqa: S102 - the test under test
-                try:
-                    namespace["test_helpers"]()
-                    ended = True
-                except Exception:  # noqa: BLE001 - an assertion or the product's error: the test fails
-                    ended = False
-            finally:
-                for name in ("_stamina_probe", "shop", "common"):
-                    sys.modules.pop(name, None)
-            results.append(ended and (points is None or seal.judge(points, "test_helpers", sent)[0]))
-        return results[0], results[1]
+        return both_ways(text, "test_helpers", make_shop, compiled=compiled, support={"common": HELPER_SUPPORT})
 
     def low():
         shop = honest_shop()
@@ -645,29 +631,6 @@ def test_times():
 '''
 
 
-def _time_verdicts(product) -> tuple[bool, bool]:
-    """(passes as written, passes sealed) of ``TIME_TESTS`` with ``product`` as the service."""
-    module = seal.compile_module(TIME_TESTS, "test_times.py")
-    results = []
-    for text in (TIME_TESTS, module.probe):
-        sent: list = []
-        sys.modules["_stamina_probe"] = harness._probe_module(lambda key, point, value: sent.append((point, json.loads(value))))
-        sys.modules["shop"] = types.SimpleNamespace(service=product)  # type: ignore[assignment]
-        try:
-            namespace: dict = {"__name__": "probe"}
-            exec(compile(text, "probe", "exec"), namespace)  # noqa: S102 - the test under test
-            try:
-                namespace["test_times"]()
-                ended = True
-            except Exception:  # noqa: BLE001 - an assertion or the product's error: the test fails
-                ended = False
-        finally:
-            sys.modules.pop("_stamina_probe", None)
-            sys.modules.pop("shop", None)
-        results.append(ended and (text == TIME_TESTS or seal.judge(module.points, "test_times", sent)[0]))
-    return results[0], results[1]
-
-
 def test_dates_times_and_durations_are_sealed_and_judged_by_value():
     """``date(...)``, ``datetime(...)`` (aware ones too), ``time`` and ``timedelta`` called
     with literals are expected values the probe no longer holds; what the product returns
@@ -692,11 +655,11 @@ def test_dates_times_and_durations_are_sealed_and_judged_by_value():
         def utcoffset(self, when):
             raise RuntimeError("no offset")
 
-    assert _time_verdicts(product()) == (True, True)
+    assert both_ways(TIME_TESTS, "test_times", product) == (True, True)
     for wrong in ({"due": dt.datetime(2031, 7, 16)}, {"due": Lying(1999, 7, 16)}, {"created": utc.replace(tzinfo=None)},
                   {"local": utc + dt.timedelta(seconds=1)}, {"duration": dt.timedelta(hours=3)},
                   {"alarm": dt.time(6, 45, tzinfo=dt.timezone.utc)}, {"created": utc.replace(tzinfo=Failing())}):  # fmt: skip
-        assert _time_verdicts(product(**wrong)) == (False, False), wrong
+        assert both_ways(TIME_TESTS, "test_times", lambda: product(**wrong)) == (False, False), wrong
 
 
 FOLDED_TESTS = '''from shop import service

@@ -12,7 +12,7 @@ from stamina_gym.errors import ConfigError, TaskError
 from stamina_gym.task import find_tasks, load_task, load_task_dir
 from stamina_gym.validate import validate_task
 from tests.conftest import MINI
-from tests.validation_record import read_record, write_record
+from tests.validation_record import read_record, record_key, write_record
 
 
 def copy_mini(tmp_path):
@@ -94,11 +94,12 @@ def test_every_shipped_task_is_valid(task_id):
     (every state reruns every earlier test, sealed and as written: sealed judging's
     equivalence check) and writes the record to commit."""
     task = load_task(task_id)
+    key = record_key(task)  # of the code as this run imported it, not as the files are when it ends
     record = read_record(task)
     if record is None:
         problems = [str(p) for p in validate_task(task)]
         if not problems:
-            print(f"validated in full; record written to {write_record(task, problems)}: commit it")
+            print(f"validated in full; record written to {write_record(task, problems, key)}: commit it")
     else:
         problems = record["problems"] + [str(p) for p in validate_task(task, first=len(task.turns))]
     assert not problems, "\n".join(problems)

@@ -75,10 +75,12 @@ def read_record(task) -> dict | None:
     return record if record.get("key") == record_key(task) else None
 
 
-def write_record(task, problems: list[str]) -> Path:
+def write_record(task, problems: list[str], key: str) -> Path:
+    """Write the record under ``key``: the ``record_key`` taken before the validation ran
+    (files changed while it ran are not what it validated)."""
     RECORDS.mkdir(exist_ok=True)
     path = RECORDS / f"{task.id}.json"
-    record = {"task": task.id, "version": task.meta.version, "turns": len(task.turns), "key": record_key(task),
+    record = {"task": task.id, "version": task.meta.version, "turns": len(task.turns), "key": key,
               "python": sys.version.split()[0], "pytest": pytest.__version__, "problems": problems}  # fmt: skip
     path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return path
