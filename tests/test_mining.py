@@ -549,3 +549,22 @@ def test_a_first_error_is_classified():
     assert error_line(imported) == "AttributeError: module 'py' has no attribute 'test'"
     assert classify(imported, tests, product) == "collection-error"
     assert classify("Skipped: requires gdbm", tests, product) == "skipped"
+
+
+def test_thin_notes_get_the_docstrings_of_what_the_step_adds_or_rewrites():
+    """A release whose notes are thin (tabulate's "bug fixes"): the prompt says what the
+    added and rewritten public functions do, in their docstrings' first paragraph; a
+    function without one is left out, and rich notes get none."""
+    from stamina_gym.mining.mine import THIN_NOTES, _prompts, docstrings
+    from stamina_gym.mining.sources import Snapshot
+
+    after = {"t.py": 'def tabulate(rows, fmt="simple"):\n    """Format rows as a table.\n\n    Long details."""\n\n\n'
+                     'def simple_separated_format(sep):\n    """Construct a format with columns separated by sep."""\n\n\n'
+                     "def plain(x):\n    return x\n\n\nclass Table:\n    def width(self):\n        '''The widest row, in characters.'''\n"}  # fmt: skip
+    described = docstrings(["simple_separated_format", "plain", "Table.width", "tabulate"], _public_definitions(after))
+    assert described == ["simple_separated_format: Construct a format with columns separated by sep.",
+                         "Table.width: The widest row, in characters.", "tabulate: Format rows as a table."]  # fmt: skip
+    snapshot = Snapshot(ref="0.8.1", title="tabulate 0.8.1", message="Bug fixes.")
+    first, second = _prompts(snapshot, ["tabulate.py"], [], ["simple_separated_format"], [], described=described)
+    assert "- `Table.width`: The widest row, in characters." in first and "Construct a format" in second
+    assert len("Bug fixes.") < THIN_NOTES

@@ -34,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Callable, Mapping, Sequence
@@ -695,7 +696,9 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         test_texts = [path.read_text(encoding="utf-8", errors="replace") for path in sorted((folder / "tests").rglob("*.py"))]
         signatures = changed_signatures(before, after, test_texts)
         rewritten = changed_public_functions(public_before, public_after)
-        spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures, rewritten)
+        notes = "".join(step.message.strip() for step in [*folded, snapshot])
+        described = docstrings([*added, *rewritten], public_after) if len(notes) < THIN_NOTES else []
+        spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures, rewritten, described)
         (folder / "turn.yaml").write_text(REVIEW_NOTE + _dump(spec), encoding="utf-8")
         previous = index
 
@@ -780,6 +783,30 @@ def changed_public_functions(old: Mapping[str, str], new: Mapping[str, str]) -> 
     return [name for name, text in new.items() if name in old and old[name] != text and not text.startswith("class ")]
 
 
+#: Notes shorter than this (characters) are thin: the prompt then also gives the docstrings
+#: of what the step adds or rewrites.
+THIN_NOTES = 200
+
+
+def docstrings(names: Sequence[str], new: Mapping[str, str], limit: int = 8, width: int = 240) -> list[str]:
+    """``name: what its docstring says`` (the first paragraph, one line, cut at ``width``)
+    for each of ``names`` whose source in ``new`` (``_public_definitions``) has a docstring."""
+    found = []
+    for name in names:
+        try:
+            tree = ast.parse(textwrap.dedent(new.get(name, "")))
+        except SyntaxError:
+            continue
+        node = tree.body[0] if tree.body else None
+        text = ast.get_docstring(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else None
+        if text:
+            first = " ".join(text.strip().split("\n\n", 1)[0].split())
+            found.append(f"{name}: {first[:width].rstrip()}{'...' if len(first) > width else ''}")
+        if len(found) == limit:
+            break
+    return found
+
+
 def _behaviours(tests: Sequence[str]) -> list[str]:
     """What the turn's tests check, in words taken from their names
     (``TestParse::test_width_str`` -> ``width str``)."""
@@ -794,12 +821,13 @@ def _behaviours(tests: Sequence[str]) -> list[str]:
 
 def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfaces.Use], added: Sequence[str],
              tests: Sequence[str], folded: Sequence[Snapshot] = (), signatures: Sequence[str] = (),
-             rewritten: Sequence[str] = ()) -> list[str]:  # fmt: skip
+             rewritten: Sequence[str] = (), described: Sequence[str] = ()) -> list[str]:  # fmt: skip
     """Two drafts of the turn's request: the message or changelog entry (those of the
     ``folded`` steps before it first, each under its title), the public names the step
     adds, the existing public functions it ``rewritten``, the ``signatures`` it adds or
-    changes, what its tests check (from their names), the files (Python first), and every
-    name the tests use that the agent was not yet told."""
+    changes, what their docstrings say where the notes are thin (``described``), what its
+    tests check (from their names), the files (Python first), and every name the tests use
+    that the agent was not yet told."""
     names = ", ".join(dict.fromkeys(_spelt(use) for use in missing))
     body = "\n\n".join([*(f"{step.title}:\n{step.message.strip()}" for step in folded),
                          *([f"{snapshot.title}:\n{snapshot.message.strip()}" if folded else snapshot.message.strip()]
@@ -817,6 +845,8 @@ def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfa
     told = ", ".join(f"`{signature}`" for signature in signatures)
     if told:
         first += f"\n\nThe signatures it adds or changes: {told}."
+    if described:
+        first += "\n\nWhat they do:\n" + "\n".join(f"- `{line.split(': ', 1)[0]}`: {line.split(': ', 1)[1]}" for line in described)
     if checks:
         first += f"\n\nWhat must hold afterwards: {checks}."
     if where:
@@ -828,6 +858,8 @@ def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfa
         second += f"\n\nExisting code to change: {changes}."
     if told:
         second += f"\n\nNew or changed signatures: {told}."
+    if described:
+        second += "\n\nFrom their docstrings:\n" + "\n".join(f"- {line}" for line in described)
     if checks:
         second += f"\n\nI will check these behaviours: {checks}."
     if new or names:
