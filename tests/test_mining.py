@@ -568,3 +568,18 @@ def test_thin_notes_get_the_docstrings_of_what_the_step_adds_or_rewrites():
     first, second = _prompts(snapshot, ["tabulate.py"], [], ["simple_separated_format"], [], described=described)
     assert "- `Table.width`: The widest row, in characters." in first and "Construct a format" in second
     assert len("Bug fixes.") < THIN_NOTES
+
+
+def test_example_calls_come_from_the_turns_own_tests_and_never_from_all_of_them():
+    """``f(literals) == literal`` from the turn's tests, for what the step adds or rewrites,
+    one per test, from fewer tests than the turn has: the shown examples stay graded, and
+    a turn with one test shows none."""
+    from stamina_gym.mining.mine import _TestSources, examples
+
+    tests = {"test_t.py": "import t\n\n\ndef test_simple():\n    assert t.tabulate([[1, 2]]) == '-  -\\n1  2\\n-  -'\n\n\n"
+                          "def test_fmt():\n    assert 'x' == t.tabulate([[3]], fmt='plain')\n\n\n"
+                          "def test_other():\n    rows = [[1]]\n    assert t.tabulate(rows) == '1'\n    assert t.width('ab') == 2\n"}  # fmt: skip
+    ids = ["test_t.py::test_simple", "test_t.py::test_fmt", "test_t.py::test_other"]
+    shown = examples(_TestSources(tests), ids, ["tabulate", "Table.width"])
+    assert shown == ["t.tabulate([[1, 2]]) == '-  -\\n1  2\\n-  -'", "t.tabulate([[3]], fmt='plain') == 'x'"]
+    assert examples(_TestSources(tests), ids[:1], ["tabulate"]) == []  # its only test

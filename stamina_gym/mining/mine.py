@@ -698,7 +698,9 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         rewritten = changed_public_functions(public_before, public_after)
         notes = "".join(step.message.strip() for step in [*folded, snapshot])
         described = docstrings([*added, *rewritten], public_after) if len(notes) < THIN_NOTES else []
-        spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures, rewritten, described)
+        calls = examples(_TestSources(trees[index][1]), [tid.split("/", 1)[1] for tid in tests],
+                         [*added, *rewritten, *(s.split("(", 1)[0] for s in signatures)])  # fmt: skip
+        spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures, rewritten, described, calls)
         (folder / "turn.yaml").write_text(REVIEW_NOTE + _dump(spec), encoding="utf-8")
         previous = index
 
@@ -807,6 +809,62 @@ def docstrings(names: Sequence[str], new: Mapping[str, str], limit: int = 8, wid
     return found
 
 
+def examples(sources: "_TestSources", tests: Sequence[str], names: Sequence[str], limit: int = 3, width: int = 160) -> list[str]:
+    """Example calls with their results, taken from the turn's own ``tests`` (ids under
+    the tests folder): ``f(args) == value`` where ``f`` is one of ``names`` (what the step
+    adds or rewrites, by its last part) and the arguments and value are literals, one per
+    test, from fewer tests than the turn has (shown examples stay graded, and are never
+    the only tests)."""
+    wanted = {name.rsplit(".", 1)[-1] for name in names}
+    shown: list[str] = []
+    for tid in tests:
+        if len(shown) >= min(limit, len(tests) - 1):
+            break
+        rel, *parts = tid.split("::")
+        text = sources.source(rel, [part.split("[", 1)[0] for part in parts])
+        try:
+            tree = ast.parse(textwrap.dedent(text or ""))
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            pair = _call_and_value(node)
+            if pair is None:
+                continue
+            call, value = pair
+            if ast.unparse(call.func).rsplit(".", 1)[-1] not in wanted or not all(
+                    _literal(arg) for arg in [*call.args, *(k.value for k in call.keywords)]) or not _literal(value):  # fmt: skip
+                continue
+            line = f"{ast.unparse(call)} == {ast.unparse(value)}"
+            if len(line) <= width:
+                shown.append(line)
+                break
+    return shown
+
+
+def _call_and_value(node: ast.AST) -> tuple[ast.Call, ast.expr] | None:
+    """``assert CALL == VALUE`` (either way round) or ``self.assertEqual(CALL, VALUE)``."""
+    test = node.test if isinstance(node, ast.Assert) else None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+        sides = [test.left, test.comparators[0]]
+    elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("assertEqual", "assertEquals")
+          and len(node.args) >= 2):  # fmt: skip
+        sides = node.args[:2]
+    else:
+        return None
+    for call, value in (sides, sides[::-1]):
+        if isinstance(call, ast.Call) and not isinstance(value, ast.Call):
+            return call, value
+    return None
+
+
+def _literal(node: ast.expr) -> bool:
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
 def _behaviours(tests: Sequence[str]) -> list[str]:
     """What the turn's tests check, in words taken from their names
     (``TestParse::test_width_str`` -> ``width str``)."""
@@ -821,13 +879,13 @@ def _behaviours(tests: Sequence[str]) -> list[str]:
 
 def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfaces.Use], added: Sequence[str],
              tests: Sequence[str], folded: Sequence[Snapshot] = (), signatures: Sequence[str] = (),
-             rewritten: Sequence[str] = (), described: Sequence[str] = ()) -> list[str]:  # fmt: skip
+             rewritten: Sequence[str] = (), described: Sequence[str] = (), calls: Sequence[str] = ()) -> list[str]:  # fmt: skip
     """Two drafts of the turn's request: the message or changelog entry (those of the
     ``folded`` steps before it first, each under its title), the public names the step
     adds, the existing public functions it ``rewritten``, the ``signatures`` it adds or
-    changes, what their docstrings say where the notes are thin (``described``), what its
-    tests check (from their names), the files (Python first), and every name the tests use
-    that the agent was not yet told."""
+    changes, what their docstrings say where the notes are thin (``described``), example
+    ``calls`` with their results, what its tests check (from their names), the files (Python
+    first), and every name the tests use that the agent was not yet told."""
     names = ", ".join(dict.fromkeys(_spelt(use) for use in missing))
     body = "\n\n".join([*(f"{step.title}:\n{step.message.strip()}" for step in folded),
                          *([f"{snapshot.title}:\n{snapshot.message.strip()}" if folded else snapshot.message.strip()]
@@ -847,6 +905,8 @@ def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfa
         first += f"\n\nThe signatures it adds or changes: {told}."
     if described:
         first += "\n\nWhat they do:\n" + "\n".join(f"- `{line.split(': ', 1)[0]}`: {line.split(': ', 1)[1]}" for line in described)
+    if calls:
+        first += "\n\nFor example:\n" + "\n".join(f"- `{call}`" for call in calls)
     if checks:
         first += f"\n\nWhat must hold afterwards: {checks}."
     if where:
@@ -860,6 +920,8 @@ def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfa
         second += f"\n\nNew or changed signatures: {told}."
     if described:
         second += "\n\nFrom their docstrings:\n" + "\n".join(f"- {line}" for line in described)
+    if calls:
+        second += "\n\nExamples that must hold: " + "; ".join(f"`{call}`" for call in calls) + "."
     if checks:
         second += f"\n\nI will check these behaviours: {checks}."
     if new or names:
