@@ -232,3 +232,18 @@ def test_starving_a_deferred_grading_of_processes_never_voids_it():
         assert reward < 0, graded["grade"]
     finally:
         env.close()
+
+
+def test_a_deferred_submit_is_graded_on_the_tree_it_submitted():
+    """The submit copies the tree before the agent goes on: breaking the code right after
+    a deferred submit changes nothing of its grade."""
+    env = mini_env(sandbox={"kind": "local"}, deferred_grading=True)
+    try:
+        env.reset(seed=0)
+        env.step({"tool": "write_file", "path": "calc/__init__.py", "content": "def add(a, b):\n    return a + b\n"})
+        env.step({"tool": "submit"})
+        env.step({"tool": "write_file", "path": "calc/__init__.py", "content": "def add(a, b):\n    return 0\n"})
+        _, (graded,) = env.settle()
+        assert graded["turn"] == 1 and graded["grade"]["failure_class"] is None and graded["grade"]["passed"] == 2
+    finally:
+        env.close()
