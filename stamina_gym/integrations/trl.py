@@ -250,6 +250,6 @@ def _fields(observation: Any) -> dict:
 def stamina_reward(environments: list[StaminaTRLEnv], **kwargs: Any) -> list[float]:
     """GRPOTrainer's reward function: each rollout's summed env rewards (TRL passes the
     rollouts' environments in ``environments``, in the order of its completions)."""
-    for env in environments:
-        env._settle()  # deferred grading: what a rollout cut short still has due
-    return [sum(reward for _, reward in env.steps) for env in environments]
+    for rollout in environments:
+        rollout._settle()  # deferred grading: what a rollout cut short still has due
+    return [sum(reward for _, reward in rollout.steps) for rollout in environments]
