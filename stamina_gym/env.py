@@ -33,6 +33,7 @@ from stamina_gym.quality.review import Reviewer
 from stamina_gym.reproduce import run_repro
 from stamina_gym.reward import Judged, submit_terms
 from stamina_gym.sandbox import SANDBOXES, Sandbox
+from stamina_gym.submits import GRADED_KEYS
 from stamina_gym.task import load_task
 from stamina_gym.text_space import UnicodeText, as_text
 from stamina_gym.tools import MAX_ACTION_CHARS, SEARCH_TIMEOUT_S, Tool, ToolContext, describe_tools, list_files, parse_action
@@ -435,7 +436,7 @@ class StaminaEnv(gym.Env[dict, str]):
         if not self.config.deferred_grading:
             graded = self._grade(turn, workspace.path, regression, staging, last, self._dialogue, workspace.numstat, workspace.commit)
             reward += graded["reward"]
-            info.update(ok=True, **{key: value for key, value in graded.items() if key not in ("reward", "feedback", "turn")})
+            info.update(ok=True, **{key: graded[key] for key in GRADED_KEYS if key in graded})
             feedback = graded["feedback"]
         else:
             # What grading reads of this submit is taken now: the changes, the commit, a copy
@@ -559,8 +560,7 @@ class StaminaEnv(gym.Env[dict, str]):
         for job in due:
             graded = job.result()
             info.setdefault("grades", []).append(graded)
-            info.update({key: value for key, value in graded.items() if key not in ("reward", "feedback", "turn")})
-            info["graded_turn"] = graded["turn"]
+            info.update({key: graded[key] for key in GRADED_KEYS if key in graded})
             reward += graded["reward"]
         return reward
 

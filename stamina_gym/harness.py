@@ -13,7 +13,7 @@ import stamina_gym
 from stamina_gym.agents import Agent, AgentError, has_hook
 from stamina_gym.play import Observer, Step, play
 from stamina_gym.records import JsonLines, Redactor, read_lines, write_json
-from stamina_gym.submits import graded_submits, turn_ended
+from stamina_gym.submits import carried_reward, graded_submits, turn_ended
 
 
 @dataclass
@@ -130,11 +130,9 @@ class _RunRecords(Observer):
 
     def step(self, step: Step) -> bool:
         result, info, turn = self.result, step.info, step.turn
-        graded = graded_submits(info)
-        later = [g for g in graded if "reward" in g]  # deferred: the grades of earlier submits
         result.steps += 1
         self.turn_steps += 1
-        self.turn_reward += step.reward - sum(g["reward"] for g in later)
+        self.turn_reward += step.reward - carried_reward(info)  # deferred grades count for their own turns
         result.total_reward += step.reward
         if self.recorder:
             self.recorder.step(
@@ -145,7 +143,7 @@ class _RunRecords(Observer):
         if turn_ended(info):
             self.ended[turn + 1] = (self.turn_steps, self.turn_reward)
             self.turn_steps, self.turn_reward = 0, 0.0
-        for submit in graded:
+        for submit in graded_submits(info):
             steps, reward = self.ended.pop(submit["turn"])
             self._turn_done(submit, steps, reward + submit.get("reward", 0.0))
         return False

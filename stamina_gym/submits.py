@@ -25,3 +25,9 @@ def graded_submits(info: Mapping[str, Any]) -> list[dict[str, Any]]:
     if "grade" in info:
         return [{"turn": info["turn"], **{key: info[key] for key in GRADED_KEYS if key in info}}]
     return []
+
+
+def carried_reward(info: Mapping[str, Any]) -> float:
+    """The reward a step carries for earlier submits graded at it (deferred grading): a
+    reader that sums rewards per turn moves it to those submits' own turns."""
+    return sum(graded.get("reward", 0.0) for graded in graded_submits(info))

@@ -26,7 +26,7 @@ import numpy as np
 
 from stamina_gym.agents import has_hook, hook
 from stamina_gym.play import Observer, Step, play
-from stamina_gym.submits import graded_submits, turn_ended
+from stamina_gym.submits import carried_reward, graded_submits, turn_ended
 
 #: Fields that tell how an episode ran rather than what happened in it.
 OPERATIONAL_FIELDS = ("duration_s", "worker", "attempts", "cache_hits", "cache_misses", "grading_cache")
@@ -225,16 +225,13 @@ def play_episode(env: Any, agent: Any, *, episode: int, seed: int, options: dict
     grades = [submit["grade"] for submit in graded]
     # What each submit paid: its step's reward, or under deferred grading its step's own
     # part and its grade's reward, which a later step carried.
-    own = {s["turn"]: s["reward"] - sum(g.get("reward", 0.0) for g in graded_submits(s["info"]))
-           for s in steps if turn_ended(s["info"])}  # fmt: skip
-    submit_rewards = [own.get(g["turn"], 0.0) + g["reward"] if "reward" in g else own.get(g["turn"], 0.0) for g in graded]
+    own = {s["turn"]: s["reward"] - carried_reward(s["info"]) for s in steps if turn_ended(s["info"])}
+    submit_rewards = [own.get(g["turn"], 0.0) + g.get("reward", 0.0) for g in graded]
     turn_rewards: dict[int, float] = {}
     for row in steps[1:]:
-        # a grade a later step carried (deferred grading) counts for its own turn
-        moved = [g for g in graded_submits(row["info"]) if "reward" in g]
-        turn_rewards[row["turn"]] = turn_rewards.get(row["turn"], 0.0) + row["reward"] - sum(g["reward"] for g in moved)
-        for g in moved:
-            turn_rewards[g["turn"]] = turn_rewards.get(g["turn"], 0.0) + g["reward"]
+        turn_rewards[row["turn"]] = turn_rewards.get(row["turn"], 0.0) + row["reward"] - carried_reward(row["info"])
+        for g in graded_submits(row["info"]):  # a grade a later step carried counts for its own turn
+            turn_rewards[g["turn"]] = turn_rewards.get(g["turn"], 0.0) + g.get("reward", 0.0)
     last = steps[-1] if steps else None
     cache = [row["grading_cache"] for row in steps if row["grading_cache"]]
     messages = agent.conversation() if has_hook(agent, "conversation") else episode_messages(steps)
