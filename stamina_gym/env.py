@@ -327,8 +327,11 @@ class StaminaEnv(gym.Env[dict, str]):
         self._sandbox: Sandbox | None = None
         self._reviewer: Reviewer | None = None
         self._stager = ThreadPoolExecutor(1, thread_name_prefix="grading-stage")
-        self._staging: tuple[int, tuple[str, ...], Future] | None = None
-        """(turn index, its regression draw, its grading folder being made)."""
+        self._staging: tuple[int, tuple[str, ...], Future, tuple] | None = None
+        """(turn index, its regression draw, its grading folder being made, the key of ``_spare``)."""
+        self._spare: tuple[tuple, Future] | None = None
+        """The last grading folder staged and never used, with what it was made for: a reset
+        to the same start (the same turn, draw and params) takes it instead of making it again."""
         self._seed_view: str | None = None
         """The ``repo`` observation of the seed as a reset lays it (made at the first reset)."""
         self._cache = GradingCache(self.config.grading_cache) if self.config.grading_cache else None
@@ -586,31 +589,52 @@ class StaminaEnv(gym.Env[dict, str]):
     def _stage_turn(self, index: int) -> None:
         """Start making the grading folder of the submit of turn ``index`` (0-based) on the
         staging thread: its hidden tests, the regression tests it will draw and fresh
-        canaries; everything but the agent's source, which the submit copies in."""
+        canaries; everything but the agent's source, which the submit copies in. A folder
+        staged for the same turn, draw and params and never used is taken as it is (nothing
+        ran in it: its canaries are as unseen as new ones)."""
         self._discard_staged()
         turn = self.turns[index]
         regression = self._regression_to_run(turn.index, self.task.regression_ids(turn.index))
-        job = self._stager.submit(stage_tests, task=self.task, turns=self.turns[: index + 1], scratch=self._root / "scratch",
-                                  workers=self._sandbox.config.workers(), params=self._params,
-                                  only={*turn.test_ids, *regression}, costs=self._costs)  # fmt: skip
-        self._staging = (index, regression, job)
+        key = (index, regression, tuple(sorted(self._params.items())))
+        spare, self._spare = self._spare, None
+        if spare is not None and spare[0] == key and not (spare[1].done() and spare[1].exception() is not None):
+            job = spare[1]
+        else:
+            if spare is not None:
+                self._stager.submit(_discard_folder, spare[1])
+            job = self._stager.submit(stage_tests, task=self.task, turns=self.turns[: index + 1], scratch=self._root / "scratch",
+                                      workers=self._sandbox.config.workers(), params=self._params,
+                                      only={*turn.test_ids, *regression}, costs=self._costs)  # fmt: skip
+        self._staging = (index, regression, job, key)
 
     def _staged_for(self, index: int) -> tuple[tuple[str, ...], Future]:
         """The regression tests the submit of turn ``index`` runs and its grading folder
         (being made), staged now if nothing was."""
         if self._staging is None or self._staging[0] != index:
             self._stage_turn(index)
-        _, regression, job = self._staging
+        _, regression, job, _ = self._staging
         self._staging = None
         return regression, job
 
-    def _discard_staged(self) -> None:
-        """Drop the grading folder being made, once it is made, on the staging thread (a
-        reset neither waits for it nor spends its own time removing it)."""
+    def _discard_staged(self, spare: bool = True) -> None:
+        """Set the grading folder being made aside as the spare (``spare``), else drop it,
+        and the spare it replaces, once made, on the staging thread (a reset neither waits
+        for it nor spends its own time removing it)."""
+        dropped = []
         if self._staging is not None:
-            job = self._staging[2]
+            _, _, job, key = self._staging
             self._staging = None
-            self._stager.submit(_discard_folder, job)
+            if spare:
+                dropped.append(self._spare)
+                self._spare = (key, job)
+            else:
+                dropped.append((key, job))
+        if not spare:
+            dropped.append(self._spare)
+            self._spare = None
+        for item in dropped:
+            if item is not None:
+                self._stager.submit(_discard_folder, item[1])
 
     def _regression_to_run(self, index: int, in_force: tuple[str, ...]) -> tuple[str, ...]:
         """The regression tests this submit reruns: all of them, or whole test files drawn
@@ -844,7 +868,7 @@ class StaminaEnv(gym.Env[dict, str]):
 
     def close(self) -> None:
         self._drain()
-        self._discard_staged()
+        self._discard_staged(spare=False)
         self._stager.shutdown(wait=True)
         self._stager = ThreadPoolExecutor(1, thread_name_prefix="grading-stage")  # a closed env may be reset again
         if self._user is not None:

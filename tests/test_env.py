@@ -339,3 +339,26 @@ def test_a_window_of_the_todo_task_is_numbered_from_its_start_in_obs_info_and_re
     assert 0 < first["regression_total"] < first["regression_in_force"], first  # drawn, not the whole set
     assert last["regression_total"] == last["regression_in_force"], last  # the window's last: all of them
     assert record["start_turn"] == 50 and len(record["turn_rewards"]) == 5
+
+
+def test_a_reset_to_the_same_start_takes_the_grading_folder_staged_and_never_used():
+    """A reset stages the first submit's grading folder while the agent works. Reset again
+    to the same turn, draw and params before any submit, and that folder is taken as it
+    is (a back-to-back reset does not pay the last one's staging); a folder a submit used
+    never comes back, and none is left behind."""
+    env = mini_env()
+    env.reset(seed=0)
+    staged = env._staging[2].result().folder
+    env.step({"tool": "write_file", "path": "scratch.txt", "content": "x\n"})
+    env.reset(seed=0)
+    assert env._staging[2].result().folder == staged
+    _, reused_reward, _ = act(env, tool="submit")
+    env.reset(seed=0)
+    fresh = env._staging[2].result().folder
+    _, fresh_reward, _ = act(env, tool="submit")
+    assert fresh != staged and fresh_reward == reused_reward  # a folder taken again grades as a new one
+    env.reset(seed=0)
+    env.reset(seed=0)
+    env._stager.submit(lambda: None).result()  # the discards queued before it are done
+    assert [p.name for p in staged.parent.glob("grade-*")] == [env._staging[2].result().folder.name]
+    env.close()
