@@ -684,3 +684,130 @@ def test_expected_values_worked_out_from_literals_are_sealed_within_bounds():
     assert "range" not in module.probe.split("def test_folded")[1].split("huge")[0]
     shadowed = seal.compile_module("list = tuple\n" + FOLDED_TESTS, "test_folded.py")
     assert [point.status for point in sorted(shadowed.points.values(), key=lambda p: p.line)][1] == "open"
+
+
+COMPUTING_SUPPORT = '''def assert_in(result, expected_set):
+    nums = range(1, len(expected_set) + 1)
+    for i, expected in zip(nums, expected_set):
+        print("Expected %d:\\n%s\\n" % (i, expected))
+    print("Got:\\n%s\\n" % result)
+    assert result in expected_set
+'''
+
+COMPUTING_TESTS = '''import unittest
+
+from common import assert_in
+from shop import service
+
+BANNER = "\\n".join(["== totals ==", "Total  9182"])
+
+
+def check_render(title, shown):
+    line = service.render(title)
+    if line is None:
+        raise AssertionError(title)
+    assert line.strip() == shown
+
+
+def test_module_helper_that_computes():
+    check_render("Widget", "Widget  4051")
+    check_render("Gadget", "Gadget  7319")
+
+
+def test_nested_helper():
+    def y(title, shown, strip=False):
+        line = service.render(title)
+        if strip:
+            line = line.strip()
+        assert line == shown
+
+    y("Widget", "Widget  4051 ", strip=False)
+    y("Widget", "Widget  4051", strip=True)
+
+
+def test_support_helper_that_prints_first():
+    first = "Widget  4051 "
+    second = "Widget--4051"
+    assert_in(service.render("Widget"), [first, second])
+
+
+def test_constants_prints_and_try():
+    expected = BANNER
+    print("expected:", repr(expected))
+    assert service.banner().splitlines() == expected.splitlines()
+    try:
+        table = "Gadget  7319 "
+        assert service.render("Gadget") == table
+    except ImportError:
+        pass
+
+
+def test_table():
+    for title, shown in (("Widget", "Widget  4051 "), ("Gadget", "Gadget  7319 ")):
+        assert service.render(title) == shown
+
+
+class RenderTests(unittest.TestCase):
+    def _check(self, title, shown):
+        self.assertEqual(service.render(title).rstrip(), shown)
+
+    def test_method_helper(self):
+        self._check("Widget", "Widget  4051")
+'''
+
+COMPUTING_SECRETS = ("4051", "7319")
+
+
+def test_helpers_that_compute_constants_and_loop_tables_are_sealed():
+    """Helpers that work something out before they assert (from the module, defined in the
+    test, a test class's own method, or the support, printing first) are compiled where
+    they are called; a module's constants, locals read by ``print`` or set in a ``try``,
+    expected sides worked out from them (``expected.splitlines()``) and the expected column
+    of a loop's literal table are worked out on the host. None of the secrets stays in the
+    probe's tests, and honest and wrong code get the same verdict sealed as written."""
+    available = {"support:common": seal.helper_templates(COMPUTING_SUPPORT)}
+    key = "01-add/test_computing.py"
+    module = seal.compile_module(COMPUTING_TESTS, "test_computing.py", key, seal.helpers_for(COMPUTING_TESTS, key, available))
+    tree = ast.parse(module.probe)
+    tests = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")]
+    assert len(tests) == 6
+    for test in tests:
+        constants = " ".join(str(n.value) for n in ast.walk(test) if isinstance(n, ast.Constant))
+        assert not any(secret in constants for secret in COMPUTING_SECRETS), (test.name, constants)
+    statuses = {}
+    for point in module.points.values():
+        statuses.setdefault(point.function, set()).add(point.status)
+    for name in ("test_module_helper_that_computes", "test_nested_helper", "test_support_helper_that_prints_first",
+                 "test_constants_prints_and_try", "test_table", "RenderTests.test_method_helper"):  # fmt: skip
+        assert seal.test_status(module.points, name) == "sealed", (name, statuses.get(name))
+    assert any(point.ordered and point.expected == ("Widget  4051 ", "Gadget  7319 ") for point in module.points.values())
+
+    def shop(**changes):
+        values = {"Widget": "Widget  4051 ", "Gadget": "Gadget  7319 "}
+        parts = {"render": lambda title: values.get(title), "banner": lambda: BANNER_TEXT + "\n", **changes}
+        return lambda: types.SimpleNamespace(**parts)
+
+    BANNER_TEXT = "== totals ==\nTotal  9182"
+    wrong = {"Widget": "Widget  4052 ", "Gadget": "Gadget  7318 "}
+    swapped = {"Widget": "Gadget  7319 ", "Gadget": "Widget  4051 "}  # the table's rows, in the other order
+    for name in ("test_module_helper_that_computes", "test_nested_helper", "test_support_helper_that_prints_first",
+                 "test_constants_prints_and_try", "test_table", "RenderTests.test_method_helper"):  # fmt: skip
+        assert both_ways(COMPUTING_TESTS, name, shop(), compiled=module, support={"common": COMPUTING_SUPPORT}) == (True, True), name
+        for bad in (wrong, swapped):
+            made = shop(render=lambda title, bad=bad: bad.get(title))
+            assert both_ways(COMPUTING_TESTS, name, made, compiled=module, support={"common": COMPUTING_SUPPORT}) == (False, False), name
+    banner = shop(banner=lambda: "== totals ==\nTotal  9183")
+    assert both_ways(COMPUTING_TESTS, "test_constants_prints_and_try", banner, compiled=module,
+                     support={"common": COMPUTING_SUPPORT}) == (False, False)  # fmt: skip
+
+
+def test_a_loop_tables_rows_are_judged_in_their_order():
+    """Each observation of a point over a loop's table is judged against its own row: the
+    right values sent in another order, one row short or one too many fail."""
+    module = seal.compile_module(COMPUTING_TESTS, "test_computing.py")
+    point = next(p for p in module.points.values() if p.ordered)
+    right = [(point.id, harness._encode("Widget  4051 ")), (point.id, harness._encode("Gadget  7319 "))]
+    assert seal.judge(module.points, "test_table", right) == (True, "")
+    for sent in (right[::-1], right[:1], right + right[:1]):
+        assert not seal.judge(module.points, "test_table", sent)[0]
+

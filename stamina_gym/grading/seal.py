@@ -33,16 +33,31 @@ What the compiler does to a module (``compile_module``):
   ``assert`` form would; ``self.assertRaises(E)`` and ``assertRaisesRegex(E, M)``, as a
   context or called with the function and its arguments, become ``raises`` points. The
   message argument goes. Other ``assert*`` methods stay as written (the sandbox decides).
+* A loop straight in a test over a literal table (``for n, expected in ((6, [...]), ...)``)
+  loses the table's expected columns likewise: the loop runs over the other columns, and
+  a point straight in its body holds the column (``Point.ordered``), its n-th observation
+  in a run judged against the n-th row.
+* Expected values the host can work out are: a local bound once to a literal (straight in
+  the test, or in a ``try`` or ``with`` block there and read only in it) and read only as
+  the expected side of points, or by ``print`` (which then prints a stand-in); a module's
+  constants (a name bound once to a string, number or tuple of them); and an expected side
+  worked out from those (``expected.splitlines()``, ``[first, second]``).
 * **Assertion helpers are compiled where they are called.** A call, as a statement, of a
-  helper whose body only asserts things of its parameters (``print`` calls aside), or of a
-  name bound to a unittest assertion method (``assert_equal = _CASE.assertEqual``), is
-  replaced by the helper's assertions with the call's arguments put in (each argument that
-  is neither a literal nor a name is evaluated first, in order, into a local of its own),
-  and those become points as written in the test. The helper is then never called: graded
-  code that rebinds it changes nothing, and a literal the test passes it is sealed. The
-  helpers come from the module itself, the modules it imports relatively from the staged
-  tests, and the task's test support (``helper_templates`` reads them; absolute imports
-  are the support's: it comes first on the path).
+  helper (a function whose body asserts things and works out what it asserts: assignments
+  to names, calls, ``if``/``for``/``while``/``with``/``try``; no ``return`` of a value, no
+  ``yield``, imports or nested definitions), or of a name bound to a unittest assertion
+  method (``assert_equal = _CASE.assertEqual``), is replaced by the helper's body with the
+  call's arguments put in (each argument that is neither a name nor a literal the body
+  cannot change is evaluated first, in order, into a local of its own), its own locals
+  renamed for the call, and a loop left that only printed dropped; its assertions become
+  points as written in the test. The helper is then never called: graded code that
+  rebinds it changes nothing, and a literal the test passes it is sealed. The helpers come
+  from the module itself (reading its globals and builtins), a function the test defines
+  in its own body (called after it there), a test class's own method called on ``self``
+  (defined by no other class of the module), the modules the test imports relatively from
+  the staged tests, and the task's test support (those two reading builtins only;
+  ``helper_templates`` reads them; absolute imports are the support's: it comes first on
+  the path).
 * Assertions outside any function (run at import, under no test) stay as written.
 * Docstrings and comments go; an assertion's message goes.
 
@@ -57,7 +72,10 @@ observation meets its point, and every point straight in the test's body was rea
 from __future__ import annotations
 
 import ast
+import builtins
 import contextvars
+import copy
+import datetime
 import functools
 import json
 import math
@@ -116,15 +134,23 @@ class Point:
     cases: bool = False
     """``expected`` is a parametrize table's sealed column: one value per case, the case
     told by the test id (``[case3]``)."""
+    ordered: bool = False
+    """``expected`` is a sealed column of the table a loop runs over: one value per row, the
+    n-th observation in a run judged against the n-th."""
 
     def reaches(self, count: int) -> bool:
         """Whether ``count`` reaches in one run meet ``reach``."""
         least, most = self.reach
         return least <= count and (most is None or count <= most)
 
-    def expected_in(self, case: int | None) -> Any:
-        """The expected value of this point in case ``case`` of its test (``LookupError``
-        when a point with cases is judged without a case it has)."""
+    def expected_in(self, case: int | None, index: int = 0) -> Any:
+        """The expected value of this point in case ``case`` of its test, at its observation
+        ``index`` in the run (``LookupError`` when a point with cases is judged without a
+        case it has, or an ordered one past its rows)."""
+        if self.ordered:
+            if not 0 <= index < len(self.expected):
+                raise LookupError(f"no row {index!r}")
+            return self.expected[index]
         if not self.cases:
             return self.expected
         if case is None or not 0 <= case < len(self.expected):
@@ -152,6 +178,11 @@ class _Unsealable(Exception):
 #: itself, which ``_Fold`` may call.
 _TIME_NAMES: contextvars.ContextVar[Mapping[str, Any]] = contextvars.ContextVar("time_names", default={})
 _PURE_NAMES: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("pure_names", default=frozenset())
+#: While a function's assertions compile: the names whose values the host knows (its folded
+#: locals, and the module's constants it does not bind itself), which ``_Fold`` reads.
+_KNOWN: contextvars.ContextVar[Mapping[str, Any]] = contextvars.ContextVar("known_names", default={})
+#: While a module compiles: whether ``print`` is the builtin there (the module binds no ``print``).
+_PRINTS: contextvars.ContextVar[bool] = contextvars.ContextVar("prints", default=False)
 
 
 def literal(node: ast.expr) -> Any:
@@ -163,7 +194,7 @@ def literal(node: ast.expr) -> Any:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as exc:
         names, builtins = _TIME_NAMES.get(), _PURE_NAMES.get()
-        if not names and not builtins:
+        if not names and not builtins and not _KNOWN.get():
             raise _Unsealable from exc
     try:
         return _Fold(names, builtins).plain(node)
@@ -266,6 +297,9 @@ class _Fold:
             for scope in reversed(self.scopes):
                 if node.id in scope:
                     return scope[node.id]
+            known = _KNOWN.get()
+            if node.id in known:
+                return known[node.id]
             raise _Unsealable
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
             return self._comprehension(node)
@@ -349,6 +383,10 @@ class _Fold:
                     raise _Unsealable
                 if func.attr == "format" and not all(_is_plain(v) for v in (*args, *keywords.values())):
                     raise _Unsealable
+                return getattr(target, func.attr)(*args, **keywords)
+        if isinstance(func, ast.Attribute) and func.attr in ("date", "time", "timetz", "replace", "isoformat"):
+            target = self.value(func.value)  # datetime(1900, 1, 1, 12, 34).time()
+            if type(target) in (datetime.datetime, datetime.date, datetime.time) and hasattr(target, func.attr):
                 return getattr(target, func.attr)(*args, **keywords)
         raise _Unsealable
 
@@ -438,13 +476,16 @@ def compile_module(source: str, filename: str = "<test>", key: str = "", helpers
     tree = ast.parse(source, filename=filename)
     templates = {(module, name): template for module, name, template in helpers}
     templates.update((("", name), template) for name, template in helper_templates(source))
-    _Inliner(_bindings(tree, key), templates, _test_cases(tree)).visit(tree)
     compiler = _Compiler()
     token = _TIME_NAMES.set(_time_names(tree))
     pure = _PURE_NAMES.set(frozenset(_FOLD_CALLS) - _bound_names(tree))
+    prints = _PRINTS.set("print" not in _bound_names(tree))
     try:
+        _Inliner(_bindings(tree, key), templates, _test_cases(tree), _top_level_bindings(tree)).visit(tree)
+        compiler.constants = _module_constants(tree)
         tree = compiler.visit(tree)
     finally:
+        _PRINTS.reset(prints)
         _PURE_NAMES.reset(pure)
         _TIME_NAMES.reset(token)
     _strip_docstrings(tree)
@@ -481,44 +522,61 @@ def compiled(source: str, key: str, helpers: HelperTable = ()) -> Compiled | Non
 @dataclass(frozen=True)
 class Template:
     """An assertion helper the compiler puts in place of its calls: a function's parameters
-    (the literal defaults of the last ones) and the assertions its body makes of them, or
-    the name of the unittest assertion method a name is bound to (``method``)."""
+    (the literal defaults of the last ones) and its body, or the name of the unittest
+    assertion method a name is bound to (``method``)."""
 
     params: tuple[str, ...] = ()
     defaults: tuple[str, ...] = ()
     """The defaults' source."""
     asserts: str = ""
-    """The assertions, as source (one ``assert`` a line, over the parameters)."""
+    """The body as source: its assertions and what it works out for them, over the
+    parameters, its own locals and ``free`` (``print`` calls, ``pass`` and a last bare
+    ``return`` gone)."""
     method: str = ""
+    locals: tuple[str, ...] = ()
+    """The names the body binds: each call gets its own (``LOCAL``)."""
+    stored: tuple[str, ...] = ()
+    """The parameters the body binds again: their arguments always go into locals."""
+    free: tuple[str, ...] = ()
+    """The other names the body reads: builtins, the defining module's globals, or (for a
+    helper defined in a test function) that function's names."""
+    globals: tuple[str, ...] = ()
+    """Those of ``free`` that are the defining module's own globals (no other module may
+    inline the helper)."""
 
 
 #: ``(module, helper name, template)`` triples: a module is ``support:<dotted name>`` for
 #: the task's test support, or a staged path (``01-add/common.py``).
 HelperTable = tuple[tuple[str, str, Template], ...]
-#: Builtins an assertion helper may call: the names its assertions read are its parameters
-#: and these (unless the calling module binds one of them itself).
-_SAFE_BUILTINS = frozenset({"len", "isinstance", "sorted", "set", "frozenset", "list", "tuple", "dict", "str", "repr",
-                            "abs", "round", "int", "float", "bool", "type", "any", "all", "min", "max", "sum"})  # fmt: skip
+#: The builtins' names: a helper reads them (where neither its module nor the calling
+#: module binds one) as its calls do.
+_BUILTIN_NAMES = frozenset(dir(builtins))
 #: The prefix of the locals an inlined call's arguments are evaluated into.
 ARGUMENT = "_stamina_arg"
+#: The prefix of an inlined call's own locals.
+LOCAL = "_stamina_local"
 
 
 @functools.lru_cache(maxsize=4096)
 def helper_templates(source: str) -> tuple[tuple[str, Template], ...]:
     """The assertion helpers a module defines at its top level, by name: functions whose
-    body only asserts things of their parameters (``print`` calls, ``pass`` and a bare
-    ``return`` aside), and names bound to a unittest assertion method of a ``TestCase``
-    made at the top level. A name bound twice there is no helper."""
+    body asserts things and works out what it asserts (assignments to names, calls,
+    ``if``/``for``/``while``/``with``/``try`` blocks; no ``return`` of a value, no
+    ``yield``, no imports, nested definitions or ``global``), reading only their
+    parameters, their own locals, builtins and names the module binds once at its top
+    level; and names bound to a unittest assertion method of a ``TestCase`` made at the top
+    level. A name bound twice there is no helper."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ()
     counts = _top_level_bindings(tree)
     cases = _test_cases(tree)
+    module_names = frozenset(name for name, count in counts.items() if count == 1)
     found = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and counts.get(node.name) == 1:
-            template = _function_template(node, cases)
+            template = _function_template(node, cases, module_names, _bound_names(tree))
             if template is not None:
                 found.append((node.name, template))
         elif (_assigns_one_name(node) and counts.get(node.targets[0].id) == 1 and isinstance(node.value, ast.Attribute)
@@ -584,7 +642,13 @@ def _top_level_bindings(tree: ast.Module) -> dict[str, int]:
     return counts
 
 
-def _function_template(node: ast.FunctionDef, cases: set[str]) -> Template | None:
+def _function_template(node: ast.FunctionDef, cases: Collection[str], module_names: Collection[str] | None,
+                       bound_names: Collection[str] = ()) -> Template | None:  # fmt: skip
+    """``node`` as a ``Template``, or None when it is no assertion helper (see
+    ``helper_templates``). ``module_names``: the globals a top-level helper may read
+    (besides the builtins its module does not bind: ``bound_names`` are the names it binds);
+    None for a helper defined in a test function (it reads that function's names, as the
+    inlined body then does)."""
     arguments = node.args
     if node.decorator_list or arguments.vararg or arguments.kwarg or arguments.kwonlyargs:
         return None
@@ -592,34 +656,91 @@ def _function_template(node: ast.FunctionDef, cases: set[str]) -> Template | Non
     if not all(_is_literal(default) for default in arguments.defaults):
         return None
     defaults = tuple(ast.unparse(default) for default in arguments.defaults)
-    asserts: list[ast.stmt] = []
-    body = node.body
+    body = copy.deepcopy(node.body)  # its blocks are rewritten; a helper defined in a test stays as it is
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]  # the docstring
+    if body and isinstance(body[-1], ast.Return) and body[-1].value is None:
+        body = body[:-1]
+    asserts = [0]
+    kept = _helper_block(body, cases, asserts)
+    if kept is None or not asserts[0]:
+        return None
+    bound: set[str] = set()
+    inner: set[str] = set()  # bound in a comprehension or as a lambda's parameter: another scope's
+    read: set[str] = set()
+    for part in _own_nodes(kept):
+        if isinstance(part, ast.Name):
+            (read if isinstance(part.ctx, ast.Load) else bound).add(part.id)
+        elif isinstance(part, ast.ExceptHandler) and part.name:
+            bound.add(part.name)
+    for part in (n for statement in kept for n in ast.walk(statement)):
+        if isinstance(part, (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal)):
+            return None
+        if isinstance(part, ast.comprehension):
+            inner |= {n.id for n in ast.walk(part.target) if isinstance(n, ast.Name)}
+        elif isinstance(part, ast.Lambda):
+            inner |= {a.arg for a in ast.walk(part.args) if isinstance(a, ast.arg)}
+        elif isinstance(part, ast.Name) and isinstance(part.ctx, ast.Load):
+            read.add(part.id)
+    own = set(params) | bound
+    if inner & own:
+        return None
+    free = read - own - inner
+    globals_ = free & set(module_names or ())
+    if module_names is not None and not free - globals_ <= _BUILTIN_NAMES - set(bound_names):
+        return None
+    return Template(params, defaults, "\n".join(ast.unparse(statement) for statement in kept),
+                    locals=tuple(sorted(bound - set(params))), stored=tuple(sorted(bound & set(params))),
+                    free=tuple(sorted(free)), globals=tuple(sorted(globals_)))  # fmt: skip
+
+
+def _helper_block(body: list[ast.stmt], cases: Collection[str], asserts: list[int]) -> list[ast.stmt] | None:
+    """A helper's statements as its inlined calls run them (``print`` calls and ``pass``
+    gone, a ``TestCase``'s assertion methods as ``assert``), counting its assertions into
+    ``asserts[0]``; None for a statement a helper may not hold."""
+    kept: list[ast.stmt] = []
     for statement in body:
         call = statement.value if isinstance(statement, ast.Expr) else None
         if isinstance(statement, ast.Pass) or (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
                                                and call.func.id == "print"):  # fmt: skip
             continue
-        if isinstance(statement, ast.Return) and statement.value is None and statement is body[-1]:
-            continue
         if isinstance(statement, ast.Assert):
-            asserts.append(ast.Assert(statement.test))
+            asserts[0] += 1
+            kept.append(ast.Assert(statement.test))
         elif (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
               and call.func.value.id in cases and _unittest_assert(call) is not None):  # fmt: skip
-            asserts.append(ast.Assert(_unittest_assert(call)))
+            asserts[0] += 1
+            kept.append(ast.Assert(_unittest_assert(call)))
+        elif (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
+              and call.func.value.id == "self" and _is_unittest_assertion(call.func.attr)):  # fmt: skip
+            asserts[0] += 1  # a test method's own (a helper defined in it): compiled there, as the method's are
+            kept.append(statement)
+        elif isinstance(statement, (ast.Expr, ast.Raise)):
+            kept.append(statement)
+        elif isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            if not all(isinstance(n, (ast.Name, ast.Tuple, ast.List, ast.Starred)) for t in targets for n in ast.walk(t)
+                       if not isinstance(n, (ast.Store, ast.Load))):  # fmt: skip
+                return None  # an attribute or an item of something else: not the helper's own
+            if isinstance(statement, ast.AnnAssign) and statement.value is None:
+                continue
+            kept.append(statement)
+        elif isinstance(statement, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
+            blocks = {name: getattr(statement, name) for name in ("body", "orelse", "finalbody") if hasattr(statement, name)}
+            for name, block in blocks.items():
+                done = _helper_block(block, cases, asserts)
+                if done is None:
+                    return None
+                setattr(statement, name, done if done or name != "body" else [ast.Pass()])
+            for handler in getattr(statement, "handlers", ()):
+                done = _helper_block(handler.body, cases, asserts)
+                if done is None:
+                    return None
+                handler.body = done or [ast.Pass()]
+            kept.append(statement)
         else:
-            return None
-    if not asserts:
-        return None
-    for assertion in asserts:
-        for inner in ast.walk(assertion):
-            if isinstance(inner, (ast.Lambda, ast.NamedExpr, ast.Starred, ast.ListComp, ast.SetComp, ast.DictComp,
-                                  ast.GeneratorExp, ast.Await, ast.Yield, ast.YieldFrom)):  # fmt: skip
-                return None
-            if isinstance(inner, ast.Name) and inner.id not in params and inner.id not in _SAFE_BUILTINS:
-                return None
-    return Template(params, defaults, "\n".join(ast.unparse(a) for a in asserts))
+            return None  # return, import, def, class, del, global, break/continue...
+    return kept
 
 
 def _bindings(tree: ast.Module, key: str) -> dict[str, tuple[str, str]]:
@@ -662,35 +783,116 @@ def _bindings(tree: ast.Module, key: str) -> dict[str, tuple[str, str]]:
 
 
 class _Inliner(ast.NodeTransformer):
-    """Puts assertion helpers' assertions in place of their calls (see ``compile_module``),
-    in function bodies only; ``bindings`` is ``_bindings``'s, ``templates`` (module, name)
-    -> ``Template`` (the module itself is ``""``)."""
+    """Puts assertion helpers' bodies in place of their calls (see ``compile_module``), in
+    function bodies only; ``bindings`` is ``_bindings``'s, ``templates`` (module, name) ->
+    ``Template`` (the module itself is ``""``), ``counts`` the module's
+    ``_top_level_bindings``. A helper defined straight in a test function's body, bound
+    once there, is put in place of its calls in that body after its definition."""
 
     def __init__(self, bindings: Mapping[str, tuple[str, str]], templates: Mapping[tuple[str, str], Template],
-                 cases: Collection[str] = ()) -> None:  # fmt: skip
-        self.bindings, self.templates, self.cases = bindings, templates, cases
+                 cases: Collection[str] = (), counts: Mapping[str, int] | None = None) -> None:  # fmt: skip
+        self.bindings, self.templates, self.cases, self.counts = bindings, templates, cases, counts or {}
         self.functions, self.arguments = 0, 0
         self.shadowed: list[set[str]] = []
+        self.nested: list[dict[str, tuple[Template, int]]] = []  # per enclosing function: its own helpers, and where each ends
+        self.methods: list[tuple[dict[str, Template], int]] = []  # per enclosing class: its helper methods, and its depth
+        self.module_names = frozenset(name for name, count in self.counts.items() if count == 1)
+        self.method_names: dict[str, int] = {}
+        self.attributes: set[str] = set()  # names set as attributes anywhere (``self.check = ...``)
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> ast.AST:
         local = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
         local |= {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
         self.shadowed.append(local)
+        self.nested.append(self._own_helpers(node) if not isinstance(node, ast.Lambda) else {})
         self.functions += 1
         self.generic_visit(node)
         self.functions -= 1
+        self.nested.pop()
         self.shadowed.pop()
         return node
 
     visit_AsyncFunctionDef = visit_Lambda = visit_FunctionDef  # type: ignore[assignment]
 
-    def _template(self, func: ast.expr) -> Template | None:
+    def visit_Module(self, node: ast.Module) -> ast.AST:
+        for part in ast.walk(node):
+            if isinstance(part, ast.ClassDef):
+                for statement in part.body:
+                    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        self.method_names[statement.name] = self.method_names.get(statement.name, 0) + 1
+                    elif not isinstance(statement, ast.Expr):  # a class attribute of any other kind
+                        for target in ast.walk(statement):
+                            if isinstance(target, ast.Name) and not isinstance(target.ctx, ast.Load):
+                                self.method_names[target.id] = self.method_names.get(target.id, 0) + 2
+            elif isinstance(part, ast.Attribute) and not isinstance(part.ctx, ast.Load):
+                self.attributes.add(part.attr)
+            elif isinstance(part, ast.Call) and isinstance(part.func, ast.Name) and part.func.id in ("setattr", "delattr"):
+                self.attributes.add("*")
+        if "*" in self.attributes:
+            self.method_names.clear()
+        self.generic_visit(node)
+        return node
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
+        self.methods.append((self._own_methods(node), self.functions))
+        self.generic_visit(node)
+        self.methods.pop()
+        return node
+
+    def _own_methods(self, cls: ast.ClassDef) -> dict[str, Template]:
+        """The assertion helpers a class defines as its own methods (``self.check(...)``
+        in another of its methods): a plain function whose first parameter is ``self``,
+        defined once in the class and by no other class of the module, never set as an
+        attribute (so no subclass here overrides it and no instance hides it)."""
+        found = {}
+        for statement in cls.body:
+            name = getattr(statement, "name", None)
+            if (isinstance(statement, ast.FunctionDef) and self.method_names.get(name) == 1 and name not in self.attributes
+                    and statement.args.args and statement.args.args[0].arg == "self" and not statement.args.posonlyargs):  # fmt: skip
+                method = copy.deepcopy(statement)
+                method.args.args = method.args.args[1:]
+                template = _function_template(method, self.cases, self.module_names | {"self"}, self.counts)
+                if template is not None and "self" not in template.locals:
+                    found[statement.name] = template
+        return found
+
+    def _own_helpers(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[Template, int]]:
+        stores: dict[str, int] = {}
+        for part in _own_nodes(function.body):
+            if isinstance(part, ast.Name) and not isinstance(part.ctx, ast.Load):
+                stores[part.id] = stores.get(part.id, 0) + 1
+            elif isinstance(part, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                stores[part.name] = stores.get(part.name, 0) + 1
+            elif isinstance(part, (ast.Import, ast.ImportFrom)):
+                for alias in part.names:
+                    name = (alias.asname or alias.name).split(".")[0]
+                    stores[name] = stores.get(name, 0) + 1
+        rebound = {name for part in ast.walk(function) if isinstance(part, (ast.Nonlocal, ast.Global)) for name in part.names}
+        params = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
+        found = {}
+        for statement in function.body:
+            if (isinstance(statement, ast.FunctionDef) and stores.get(statement.name) == 1 and statement.name not in rebound
+                    and statement.name not in params):  # fmt: skip
+                template = _function_template(statement, self.cases, None)
+                if template is not None:
+                    found[statement.name] = (template, statement.end_lineno or statement.lineno)
+        return found
+
+    def _template(self, call: ast.Call) -> Template | None:
+        func = call.func
         if isinstance(func, ast.Name):
             name, attr = func.id, None
         elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             name, attr = func.value.id, func.attr
         else:
             return None
+        if attr is None and self.nested and name in self.nested[-1]:  # in the body of the function that defines it
+            template, ends = self.nested[-1][name]
+            return template if call.lineno > ends else None
+        if (name == "self" and attr is not None and self.methods and self.functions == self.methods[-1][1] + 1
+                and attr in self.methods[-1][0] and "self" in self.shadowed[-1]):  # fmt: skip
+            template = self.methods[-1][0][attr]  # in another method of its class, whose ``self`` it reads
+            return None if any(free in self.shadowed[-1] and free != "self" for free in template.free) else template
         if any(name in scope for scope in self.shadowed):
             return None
         if attr is not None and name in self.cases:  # _CASE.assertEqual(...)
@@ -698,13 +900,18 @@ class _Inliner(ast.NodeTransformer):
         module, helper = self.bindings.get(name, (None, None))
         if module is None or (attr is None) == (helper == ""):
             return None
-        return self.templates.get((module, attr if attr is not None else helper))  # type: ignore[arg-type]
+        template = self.templates.get((module, attr if attr is not None else helper))  # type: ignore[arg-type]
+        if template is None or any(free in scope for free in template.free for scope in self.shadowed):
+            return None
+        if module and (template.globals or any(self.counts.get(free) for free in template.free)):
+            return None  # another module's globals, or a builtin this module binds
+        return template
 
     def visit_Expr(self, node: ast.Expr) -> ast.AST | list[ast.stmt]:
         call = node.value
         if not self.functions or not isinstance(call, ast.Call):
             return node
-        template = self._template(call.func)
+        template = self._template(call)
         if template is None or any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             return node
         if template.method:
@@ -714,19 +921,95 @@ class _Inliner(ast.NodeTransformer):
         bound = _bind_arguments(template, call)
         if bound is None:
             return node
+        body = _pruned(ast.parse(template.asserts).body, dict(bound), template)
+        reads = {name: sum(isinstance(n, ast.Name) and n.id == name for s in body for n in ast.walk(s)) for name in template.params}
+        loops = {n.id for s in body for loop in ast.walk(s) if isinstance(loop, (ast.For, ast.While, ast.comprehension))
+                 for n in ast.walk(loop) if isinstance(n, ast.Name)}  # fmt: skip
         statements: list[ast.stmt] = []
         values: dict[str, ast.expr] = {}
+        self.arguments += 1
+        call_number = self.arguments
         for param, argument in bound:
-            if isinstance(argument, ast.Name) or _is_literal(argument):
+            once = reads[param] <= 1 and param not in loops
+            if param not in template.stored and (isinstance(argument, ast.Name) or (_is_literal(argument) and (once or _immutable(argument)))
+                                                 or (once and _display(argument))):  # fmt: skip
                 values[param] = argument
                 continue
-            self.arguments += 1
-            temp = f"{ARGUMENT}{self.arguments}"
+            temp = f"{ARGUMENT}{call_number}_{param}"
             statements.append(ast.copy_location(ast.Assign([ast.Name(temp, ast.Store())], argument), node))
             values[param] = ast.Name(temp, ast.Load())
-        for assertion in ast.parse(template.asserts).body:
-            statements.append(_placed(_Substitute(values).visit(assertion), node))
+        values.update((name, ast.Name(f"{LOCAL}{call_number}_{name}", ast.Load())) for name in template.locals)
+        for statement in body:
+            statements.append(_placed(_Substitute(values).visit(statement), node))
         return statements
+
+
+def _display(node: ast.expr) -> bool:
+    """A list, tuple or set display of names and constants: evaluating it calls nothing."""
+    return isinstance(node, (ast.List, ast.Tuple, ast.Set)) and all(isinstance(e, (ast.Name, ast.Constant)) for e in node.elts)
+
+
+#: The builtins an idle loop of a helper may call to make what it iterates.
+_INERT_CALLS = frozenset({"range", "len", "zip", "enumerate"})
+
+
+def _pruned(body: list[ast.stmt], arguments: Mapping[str, ast.expr], template: Template) -> list[ast.stmt]:
+    """A helper's body for one call without what does nothing there: a loop that only
+    printed (its body is ``pass`` now) over what ``len``, ``range``, ``zip`` and
+    ``enumerate`` make of literals and of displays the call passes, and a local assigned
+    such a value that nothing reads (tabulate's ``assert_in`` printed each expected value)."""
+    body = list(body)
+    while True:
+        inert: set[str] = set()
+        assigned = [s.targets[0].id for s in body if _assigns_one_name(s)]  # type: ignore[attr-defined]
+
+        def calm(node: ast.expr) -> bool:
+            if isinstance(node, ast.Constant):
+                return True
+            if isinstance(node, ast.Name):
+                if node.id in arguments and node.id in template.params:
+                    argument = arguments[node.id]
+                    return _display(argument) or _is_literal(argument)
+                return node.id in inert
+            if isinstance(node, (ast.List, ast.Tuple)):
+                return all(calm(e) for e in node.elts)
+            if isinstance(node, ast.BinOp):
+                return calm(node.left) and calm(node.right)
+            return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _INERT_CALLS
+                    and not node.keywords and all(calm(a) for a in node.args))  # fmt: skip
+
+        for statement in body:
+            if _assigns_one_name(statement) and assigned.count(statement.targets[0].id) == 1 and calm(statement.value):  # type: ignore[attr-defined]
+                inert.add(statement.targets[0].id)  # type: ignore[attr-defined]
+        read = {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        kept = []
+        for statement in body:
+            idle_loop = (isinstance(statement, ast.For) and not statement.orelse and all(isinstance(b, ast.Pass) for b in statement.body)
+                         and calm(statement.iter) and not {n.id for n in ast.walk(statement.target) if isinstance(n, ast.Name)} & read)  # fmt: skip
+            unread = (_assigns_one_name(statement) and statement.targets[0].id in inert  # type: ignore[attr-defined]
+                      and statement.targets[0].id in template.locals and statement.targets[0].id not in read)  # type: ignore[attr-defined]
+            if not (idle_loop or unread):
+                kept.append(statement)
+        if len(kept) == len(body):
+            return body
+        body = kept
+
+
+def _immutable(node: ast.expr) -> bool:
+    """A literal whose value no helper can change (a helper may change a list it was
+    given): a number, string, bytes, None, a date or time, or a tuple or frozenset of such."""
+    try:
+        value = literal(node)
+    except _Unsealable:
+        return False
+    return _frozen(value)
+
+
+def _frozen(value: Any) -> bool:
+    if isinstance(value, (tuple, frozenset)):
+        return all(_frozen(item) for item in value)
+    return value is None or isinstance(value, (bool, int, float, complex, str, bytes, datetime.date, datetime.time,
+                                               datetime.timedelta, datetime.tzinfo))  # fmt: skip
 
 
 def _bind_arguments(template: Template, call: ast.Call) -> list[tuple[str, ast.expr]] | None:
@@ -765,7 +1048,11 @@ class _Substitute(ast.NodeTransformer):
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
         value = self.values.get(node.id)
-        return node if value is None else _copy(value)
+        if value is None:
+            return node
+        if not isinstance(node.ctx, ast.Load):  # a local the body binds (never a literal: see ``_Inliner``)
+            return ast.Name(value.id, node.ctx)  # type: ignore[attr-defined]
+        return _copy(value)
 
 
 def _copy(node: ast.expr) -> ast.expr:
@@ -785,6 +1072,8 @@ class _Compiler(ast.NodeTransformer):
         self.points: list[Point] = []
         self.columns: list[dict[str, tuple[Any, ...]]] = []  # per enclosing function: its sealed parameters
         self.folded: list[dict[str, Any]] = []  # per enclosing function: its locals that hold an expected value
+        self.constants: dict[str, Any] = {}  # the module's (``_module_constants``)
+        self.rows: list[dict[str, tuple[Any, ...]]] = []  # per enclosing loop: the sealed columns of its table
         self.scope: list[str] = []
         self.functions = 0  # how many function bodies enclose the statement
         self.reach: tuple[int, int | None] = (1, 1)  # how often the statement runs in one run of its function
@@ -795,9 +1084,16 @@ class _Compiler(ast.NodeTransformer):
         self.scope.append(node.name)
         self.functions += 1
         self.columns.append(_seal_columns(node))
-        self.folded.append(_fold_locals(node))
+        constants = self.constants if self.functions == 1 else {}  # a nested function: its names may be the outer one's
+        self.folded.append(_fold_locals(node, constants))
+        stores = {n.id for n in _own_nodes(node.body) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+        stores |= {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
+        known = _KNOWN.set({**{k: v for k, v in constants.items() if k not in stores}, **self.folded[-1]})
         reach, self.reach = self.reach, (1, 1)
-        self.generic_visit(node)
+        try:
+            self.generic_visit(node)
+        finally:
+            _KNOWN.reset(known)
         self.reach = reach
         self.folded.pop()
         self.columns.pop()
@@ -828,6 +1124,8 @@ class _Compiler(ast.NodeTransformer):
         empty), any number of times when it may leave early; its ``else`` is a branch."""
         least, most = reach = self.reach
         times = _literal_length(node.iter)
+        rows = _seal_rows(node) if self.functions and reach == (1, 1) and not node.orelse and not _leaves_early(node.body) else {}
+        self.rows.append(rows)
         if node.orelse or _leaves_early(node.body):
             self.reach = (0, None)
         elif times is not None:
@@ -835,7 +1133,10 @@ class _Compiler(ast.NodeTransformer):
         else:
             self.reach = (min(least, 1), None)
         orelse, node.orelse = node.orelse, []
-        self.generic_visit(node)
+        try:
+            self.generic_visit(node)
+        finally:
+            self.rows.pop()
         self.reach = (0, None)
         node.orelse = self._statements(orelse)
         self.reach = reach
@@ -905,14 +1206,19 @@ class _Compiler(ast.NodeTransformer):
             left, right = inner.left, inner.comparators[0]
             columns = self.columns[-1] if self.columns else {}
             folded = self.folded[-1] if self.folded else {}
+            rows = self.rows[-1] if self.rows else {}
             for observed, constant, observed_left in ((left, right, True), (right, left, False)):
                 if op in ("in", "not in") and not observed_left:
                     continue  # the container's own __contains__ decides (a cache, a custom set): open
                 cases = isinstance(constant, ast.Name) and constant.id in columns
-                if isinstance(observed, ast.Name) and (observed.id in columns or observed.id in folded):
+                ordered = isinstance(constant, ast.Name) and constant.id in rows
+                if (isinstance(observed, ast.Name) and (observed.id in columns or observed.id in rows)) or any(
+                        isinstance(n, ast.Name) and n.id in folded for n in ast.walk(observed)):  # fmt: skip
                     continue  # a sealed column or folded local is never what the probe observes: it is not there
                 try:
-                    if cases:
+                    if ordered:
+                        expected = rows[constant.id]  # type: ignore[attr-defined]
+                    elif cases:
                         expected = columns[constant.id]  # type: ignore[attr-defined]
                     elif isinstance(constant, ast.Name) and constant.id in folded:
                         expected = folded[constant.id]
@@ -923,7 +1229,7 @@ class _Compiler(ast.NodeTransformer):
                 if not observed_left and op not in ("in", "not in"):
                     op = _TURNED[op]
                 point = self._point(node, "compare", "sealed", op=op, expected=expected, observed_left=observed_left,
-                                    cases=cases)  # fmt: skip
+                                    cases=cases, ordered=ordered)  # fmt: skip
                 return [(point, observed)]
             return [self._open(test, node)]
         if isinstance(inner, ast.Compare):  # a chain, or an operator the judge does not apply
@@ -1107,6 +1413,62 @@ def _seal_columns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str,
     return {}
 
 
+def _seal_rows(loop: ast.For | ast.AsyncFor) -> dict[str, tuple[Any, ...]]:
+    """Take the expected columns out of the literal table ``loop`` runs over (edited in
+    place: ``for n, expected in ((6, [...]), (5, [...])):`` becomes ``for n in (6, 5):``) and
+    return them (name -> its value in each row). A column is expected when its name is read
+    only as the literal side of assertions straight in the loop's body (or in a ``with``
+    there) and nowhere else in the function, so that each such point is reached once a row,
+    in the rows' order. The caller makes sure the loop runs once per run of its function
+    and never leaves early."""
+    target, table = loop.target, loop.iter
+    if isinstance(target, ast.Name):
+        names = [target.id]
+    elif isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts):
+        names = [e.id for e in target.elts]  # type: ignore[attr-defined]
+    else:
+        return {}
+    if len(set(names)) != len(names) or not isinstance(table, (ast.List, ast.Tuple)) or not table.elts:
+        return {}
+    rows = []
+    for row in table.elts:
+        cells = [row] if len(names) == 1 else row.elts if isinstance(row, (ast.Tuple, ast.List)) else None
+        if cells is None or len(cells) != len(names) or any(isinstance(c, ast.Starred) for c in cells):
+            return {}
+        rows.append(cells)
+    body = ast.FunctionDef(name="loop", args=ast.arguments([], [], None, [], [], None, []), body=loop.body,
+                           decorator_list=[], returns=None, type_params=[])  # fmt: skip
+    hidden = _expected_only(body, names)
+    straight = {id(n) for statement in _straight(loop.body) if isinstance(statement, (ast.Assert, ast.Expr))
+                for n in ast.walk(statement)}  # fmt: skip
+    reads = [n for n in ast.walk(body) if isinstance(n, ast.Name) and n.id in hidden]
+    hidden = {name for name in hidden if all(id(n) in straight for n in reads if n.id == name)}
+    if not hidden:
+        return {}
+    try:
+        values = {name: tuple(literal(cells[names.index(name)]) for cells in rows) for name in hidden}
+    except _Unsealable:
+        return {}
+    keep = [i for i, name in enumerate(names) if name not in hidden]
+    if not keep:
+        loop.target, loop.iter = ast.Name("_", ast.Store()), ast.Call(ast.Name("range", ast.Load()), [ast.Constant(len(rows))], [])
+    elif len(keep) == 1:
+        loop.target = ast.Name(names[keep[0]], ast.Store())
+        loop.iter = ast.Tuple([cells[keep[0]] for cells in rows], ast.Load())
+    else:
+        loop.target = ast.Tuple([ast.Name(names[i], ast.Store()) for i in keep], ast.Store())
+        loop.iter = ast.Tuple([ast.Tuple([cells[i] for i in keep], ast.Load()) for cells in rows], ast.Load())
+    return values
+
+
+def _straight(body: list[ast.stmt]) -> Iterable[ast.stmt]:
+    """The statements straight in ``body``, and in the ``with`` blocks there."""
+    for statement in body:
+        yield statement
+        if isinstance(statement, (ast.With, ast.AsyncWith)):
+            yield from _straight(statement.body)
+
+
 def _parametrize(decorator: ast.expr) -> tuple[list[str], list[list[ast.expr]]] | None:
     """``@pytest.mark.parametrize("a,b", [(...), ...])`` (``ids`` aside) as its names and
     its rows' nodes, every cell a literal; None for anything else."""
@@ -1129,7 +1491,24 @@ def _parametrize(decorator: ast.expr) -> tuple[list[str], list[list[ast.expr]]] 
     return (list(names), rows) if len(rows) == len(table.elts) else None
 
 
-def _fold_locals(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Any]:
+def _module_constants(tree: ast.Module) -> dict[str, Any]:
+    """Names a module binds once, at its top level, to a literal no code can change (a
+    string, a number, a tuple of such: ``_frozen``): an expected value a test reads from
+    them is worked out on the host (the probe still holds the module's line)."""
+    counts = _top_level_bindings(tree)
+    found = {}
+    for node in tree.body:
+        if _assigns_one_name(node) and counts.get(node.targets[0].id) == 1:  # type: ignore[attr-defined]
+            try:
+                value = literal(node.value)  # type: ignore[attr-defined]
+            except _Unsealable:
+                continue
+            if _frozen(value):
+                found[node.targets[0].id] = value  # type: ignore[attr-defined]
+    return found
+
+
+def _fold_locals(function: ast.FunctionDef | ast.AsyncFunctionDef, constants: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Locals that hold an expected value: a name bound once, by ``name = <literal>``
     straight in ``function``'s body, bound nowhere else, and read only, after that line and
     in this function's own scope, as the literal side of assertions ``_checks`` turns into
@@ -1144,26 +1523,43 @@ def _fold_locals(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, 
             for name in node.names:
                 stores[name] = stores.get(name, 0) + 2
     params = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
-    bound: dict[str, tuple[ast.stmt, Any]] = {}
-    for statement in function.body:
-        if (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
-                and stores.get(statement.targets[0].id) == 1 and statement.targets[0].id not in params):  # fmt: skip
-            try:
-                bound[statement.targets[0].id] = (statement, literal(statement.value))
-            except _Unsealable:
-                continue
+    known = {name: value for name, value in (constants or {}).items() if name not in stores and name not in params}
+    # straight in the body, or straight in the body of a ``try`` or ``with`` there (read only in that block)
+    blocks = [function.body, *(s.body for s in function.body if isinstance(s, (ast.Try, ast.With)))]
+    bound: dict[str, tuple[ast.stmt, Any, list[ast.stmt]]] = {}
+    token = _KNOWN.set(known)
+    try:
+        for block in blocks:
+            for statement in block:
+                if (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
+                        and stores.get(statement.targets[0].id) == 1 and statement.targets[0].id not in params):  # fmt: skip
+                    try:
+                        bound[statement.targets[0].id] = (statement, literal(statement.value), block)
+                    except _Unsealable:
+                        continue
+    finally:
+        _KNOWN.reset(token)
     if not bound:
         return {}
     inner = {id(n) for n in ast.walk(function) if isinstance(n, ast.Name)} - {id(n) for n in own}
     if any(isinstance(n, ast.Name) and n.id in bound and id(n) in inner for n in ast.walk(function)):
         bound = {name: item for name, item in bound.items()
                  if not any(isinstance(n, ast.Name) and n.id == name and id(n) in inner for n in ast.walk(function))}  # fmt: skip
-    folded = _expected_only(function, sorted(bound), [item[0].targets[0] for item in bound.values()])  # type: ignore[misc]
+    folded = _expected_only(function, sorted(bound), [item[0].targets[0] for item in bound.values()],  # type: ignore[misc]
+                            {name: item[1] for name, item in bound.items()}, known)  # fmt: skip
+
+    def within(name: str, line: int) -> bool:
+        statement, _, block = bound[name]
+        return line > statement.lineno and (block is function.body or line <= (block[-1].end_lineno or block[-1].lineno))
+
     folded = {name for name in folded
-              if all(n.lineno > bound[name][0].lineno for n in own if isinstance(n, ast.Name) and n.id == name
-                     and isinstance(n.ctx, ast.Load))}  # fmt: skip
-    function.body = [s for s in function.body if not any(s is bound[name][0] for name in folded)] or [ast.Pass()]
-    return {name: bound[name][1] for name in folded}
+              if all(within(name, n.lineno) for n in own if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load))}
+    for block in blocks:
+        block[:] = [s for s in block if not any(s is bound[name][0] for name in folded)] or [ast.Pass()]
+    values = {name: bound[name][1] for name in folded}
+    for call in _prints(function):
+        _StandIn(values).visit(call)
+    return values
 
 
 def _own_nodes(body: list[ast.stmt]) -> Iterable[ast.AST]:
@@ -1193,11 +1589,14 @@ def _assertion_tests(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterab
 
 
 def _expected_only(function: ast.FunctionDef | ast.AsyncFunctionDef, names: Sequence[str],
-                   binding: Collection[ast.Name] = ()) -> set[str]:  # fmt: skip
+                   binding: Collection[ast.Name] = (), values: Mapping[str, Any] | None = None,
+                   known: Mapping[str, Any] | None = None) -> set[str]:  # fmt: skip
     """The names of ``names`` that ``function`` reads only as one side of an assertion
     ``_checks`` turns into a compare point, whose other side reads none of them (the name
-    nodes of ``binding``, where they are bound, aside)."""
-    sides: dict[int, ast.expr] = {}  # id of a name's node -> the other side of its comparison
+    nodes of ``binding``, where they are bound, aside). With their ``values``, a name may
+    also be read in an expected side the host works out from them and ``known``
+    (``expected.splitlines()``, ``[first, second]``)."""
+    sides: dict[int, tuple[ast.expr, ast.expr]] = {}  # id of a name's node -> the other side of its comparison, its own
     for test in _assertion_tests(function):
         negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
         inner = test.operand if negated else test
@@ -1209,17 +1608,65 @@ def _expected_only(function: ast.FunctionDef | ast.AsyncFunctionDef, names: Sequ
         membership = type(inner.ops[0]) in (ast.In, ast.NotIn)
         for side, other in ((right, left),) if membership else ((left, right), (right, left)):
             if isinstance(side, ast.Name):  # of "x in C" only the container C can be the expected side
-                sides[id(side)] = other
+                sides[id(side)] = (other, side)
+            elif values is not None:
+                sides.update((id(n), (other, side)) for n in ast.walk(side) if isinstance(n, ast.Name) and n.id in names)
     skip = {id(node) for node in binding}
+    printed = {id(n) for call in _prints(function) for n in ast.walk(call)} if values is not None else set()
     reads: dict[str, list[ast.Name]] = {}
     for node in ast.walk(function):
         if isinstance(node, ast.Name) and node.id in names and id(node) not in skip:
             reads.setdefault(node.id, []).append(node)
     candidates = {name for name, found in reads.items()
-                  if all(isinstance(n.ctx, ast.Load) and id(n) in sides for n in found)}  # fmt: skip
-    return {name for name in candidates
-            if not any(isinstance(n, ast.Name) and n.id in candidates
-                       for read in reads[name] for n in ast.walk(sides[id(read)]))}  # fmt: skip
+                  if all(isinstance(n.ctx, ast.Load) and (id(n) in sides or id(n) in printed) for n in found)}  # fmt: skip
+    while True:
+        dropped = set()
+        for name in candidates:
+            for read in reads[name]:
+                if id(read) not in sides:
+                    continue  # printed (``_fold_locals`` prints a stand-in)
+                other, side = sides[id(read)]
+                if any(isinstance(n, ast.Name) and n.id in candidates for n in ast.walk(other)):
+                    dropped.add(name)
+                elif side is not read and values is not None:
+                    token = _KNOWN.set({**(known or {}), **{c: values[c] for c in candidates}})
+                    try:
+                        literal(side)
+                    except _Unsealable:
+                        dropped.add(name)
+                    finally:
+                        _KNOWN.reset(token)
+        if not dropped:
+            return candidates
+        candidates -= dropped
+
+
+def _prints(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
+    """The builtin ``print`` calls, as statements, in ``function``'s own body (none when the
+    module or the function binds ``print``, or outside a module's compiling)."""
+    if not _PRINTS.get() or any(isinstance(n, ast.Name) and n.id == "print" and not isinstance(n.ctx, ast.Load)
+                                for n in _own_nodes(function.body)):  # fmt: skip
+        return []
+    return [node.value for node in _own_nodes(function.body) if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name) and node.value.func.id == "print"]  # fmt: skip
+
+
+class _StandIn(ast.NodeTransformer):
+    """A folded local, where a ``print`` reads it, as an empty value of its type: the
+    probe prints something else, and the expected value stays out of it."""
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        self.values = values
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        if node.id not in self.values or not isinstance(node.ctx, ast.Load):
+            return node
+        kind = type(self.values[node.id])
+        try:
+            empty = kind() if kind in (str, bytes, int, float, bool, list, tuple, dict, set, frozenset) else None
+        except TypeError:
+            empty = None
+        return ast.copy_location(ast.parse(repr(empty), mode="eval").body, node)
 
 
 def _conjuncts(test: ast.expr) -> list[ast.expr]:
@@ -1271,7 +1718,7 @@ def _sealed_status(point: Point, visible: set[Any]) -> Point:
         return point
     if point.kind != "compare":
         return point
-    for expected in point.expected if point.cases else (point.expected,):
+    for expected in point.expected if point.cases or point.ordered else (point.expected,):
         atoms = _atoms(expected)
         if any(_guessable(atom) for atom in atoms) and len(atoms) <= 1:
             return _with(point, "guessable")
@@ -1434,12 +1881,12 @@ _COMPARE = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operat
             "is not": lambda a, b: not (a is b or (a == b and type(a) is type(b) and a in (None, True, False)))}  # fmt: skip
 
 
-def meets(point: Point, observed: Any, case: int | None = None) -> bool:
-    """Whether one decoded observation meets its point in case ``case`` of its test (an
-    exception in the comparison of mismatched plain types, as Python raises it, is a
-    failure)."""
+def meets(point: Point, observed: Any, case: int | None = None, index: int = 0) -> bool:
+    """Whether one decoded observation, the point's ``index``-th in the run, meets its
+    point in case ``case`` of its test (an exception in the comparison of mismatched plain
+    types, as Python raises it, is a failure)."""
     try:
-        expected = point.expected_in(case)
+        expected = point.expected_in(case, index)
         if point.kind == "open":
             return observed is True
         if point.kind == "truth":
@@ -1489,6 +1936,7 @@ def judge_test(modules: Mapping[str, Mapping[int, Point]], path: str, function: 
     its ``reach`` says. (Whether the function returned without an exception is the
     harness's to say.)"""
     counts: dict[int, int] = {}
+    seen: dict[tuple[str, int], int] = {}  # observations so far of each point, a helper module's too
     for key, pid, encoded in observations:
         points = modules.get(key) if isinstance(key, str) else None
         point = points.get(pid) if points is not None and isinstance(pid, int) else None
@@ -1498,7 +1946,9 @@ def judge_test(modules: Mapping[str, Mapping[int, Point]], path: str, function: 
             value = decode(encoded)
         except Malformed as exc:
             return False, f"point {pid}: {exc}"
-        if not meets(point, value, case if key == path else None):
+        index = seen.get((key, pid), 0)
+        seen[(key, pid)] = index + 1
+        if not meets(point, value, case if key == path else None, index):
             return False, f"the check at line {point.line} does not hold"
         if key == path:
             counts[pid] = counts.get(pid, 0) + 1
