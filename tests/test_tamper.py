@@ -915,13 +915,50 @@ HELPER_TESTS = ("import calc\nfrom common import assert_equal\n\n\ndef test_add_
 REBIND_COMMON = "import common\n\ncommon.assert_equal = lambda *args: None\n\n\ndef add(a, b):\n    return 0\n"
 AROUND_THE_HOOK = ("import sys\n\nsys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != 'GradingImports']\n"
                    + REBIND_COMMON)  # fmt: skip
+#: Patches the hook's loader class (no audit event) so that the loader it wraps runs the
+#: module and rebinds the helper before the real method prints: by swapping the wrapped
+#: loader on the instance, and where there is none to swap, by running the module itself.
+PATCHED_LOADER = """import importlib.machinery
+import sys
+
+hook = next(f for f in sys.meta_path if type(f).__name__ == 'GradingImports')
+Loader = type(hook.find_spec('common', None).loader)
+original = Loader.exec_module
+
+
+class Swapped:
+    def __init__(self, inner):
+        self.inner = inner
+
+    def exec_module(self, module):
+        self.inner.exec_module(module)
+        module.assert_equal = lambda *args: None
+
+
+def exec_module(self, module):
+    try:
+        self._inner = Swapped(self._inner)
+    except AttributeError:
+        importlib.machinery.SourceFileLoader(module.__name__, module.__spec__.origin).exec_module(module)
+        module.assert_equal = lambda *args: None
+        return
+    original(self, module)
+
+
+Loader.exec_module = exec_module
+
+
+def add(a, b):
+    return 0
+"""
 
 
 @pytest.mark.parametrize("helper,product", [
     ("defined", REBIND_COMMON),
     ("aliased", REBIND_COMMON),
     ("aliased", AROUND_THE_HOOK),
-], ids=["defined", "aliased", "aliased-around-the-import-hook"])  # fmt: skip
+    ("aliased", PATCHED_LOADER),
+], ids=["defined", "aliased", "aliased-around-the-import-hook", "aliased-through-a-patched-loader-class"])  # fmt: skip
 def test_rebinding_a_support_helper_as_the_tests_import_it_is_a_violation(tmp_path, helper, product):
     """The product imports the support module first and swaps its helper for a no-op. A
     helper its file defines is checked by its code; any helper is fingerprinted by the

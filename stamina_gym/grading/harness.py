@@ -1325,34 +1325,48 @@ def _grading_imports(store, grade):
     into ``store``) the moment its own code has run: graded code that imported it first
     and rebound a helper (a name bound to a bound method, which no file defines) is seen.
     A grading module that appears without that print was imported around this finder
-    (``_take_hidden_prints`` marks it, and ``_callables_rebound`` says so)."""
+    (``_take_hidden_prints`` marks it, and ``_callables_rebound`` says so).
+
+    The loader a ``GradingLoader`` wraps is never on the instance: it sits in ``loaders``,
+    which only the harness's functions hold (in their defaults, whose reading the audit hook
+    ends the child for). Graded code that patches the class (which raises no audit event)
+    cannot hand the real method a loader of its own to run first, nor a loader it made: the
+    print then never comes, and the module counts as imported around the hook."""
+    loaders = {}  # id of a GradingLoader -> (it, the loader it wraps): the instance is kept, so the id is never reused
 
     class GradingLoader:
-        __slots__ = ("_inner",)
+        __slots__ = ()
 
-        def __init__(self, inner):
-            self._inner = inner
+        def create_module(self, spec, _loaders=loaders, _id=id):
+            entry = _loaders.get(_id(self))
+            if entry is None or entry[0] is not self:
+                raise ImportError("a grading module's loader the harness did not make")
+            return entry[1].create_module(spec)
 
-        def create_module(self, spec):
-            return self._inner.create_module(spec)
-
-        def exec_module(self, module, _store=store, _print=_print_module, _namespace=type(sys).__dict__["__dict__"].__get__):
+        def exec_module(self, module, _store=store, _print=_print_module, _namespace=type(sys).__dict__["__dict__"].__get__,
+                        _loaders=loaders, _id=id):  # fmt: skip
+            entry = _loaders.get(_id(self))
+            if entry is None or entry[0] is not self:
+                raise ImportError("a grading module's loader the harness did not make")
             try:
-                self._inner.exec_module(module)
+                entry[1].exec_module(module)
             finally:  # a module whose code raised stays in sys.modules too (pytest leaves it there)
                 if issubclass(type(module), type(sys)):
                     name = _namespace(module).get("__name__")
                     if type(name) is str:
                         _print(_store, name, module, "imported")
 
-        def __getattr__(self, name):  # get_source, get_data, is_package...: the wrapped loader's
-            return getattr(self._inner, name)
+        def __getattr__(self, name, _loaders=loaders, _id=id):  # get_source, get_data, is_package...: the wrapped loader's
+            entry = _loaders.get(_id(self))
+            if entry is None or entry[0] is not self:
+                raise AttributeError(name)
+            return getattr(entry[1], name)
 
     class GradingImports:
         __slots__ = ()
 
         def find_spec(self, name, path=None, target=None, _grade=grade, _loader=GradingLoader, _meta=sys.meta_path,
-                      _package=_package_spec):  # fmt: skip
+                      _package=_package_spec, _loaders=loaders, _id=id):  # fmt: skip
             for finder in list(_meta):
                 find = None if finder is self else getattr(finder, "find_spec", None)
                 spec = find(name, path, target) if find is not None else None
@@ -1364,13 +1378,16 @@ def _grading_imports(store, grade):
                     return None
             origin = getattr(spec, "origin", None)
             if type(origin) is str and origin.startswith(_grade) and getattr(spec, "loader", None) is not None:
-                spec.loader = _loader(spec.loader)
+                loader = _loader()
+                _loaders[_id(loader)] = (loader, spec.loader)
+                spec.loader = loader
             return spec
 
         def invalidate_caches(self):
             pass
 
-    return GradingImports(), (GradingImports, GradingLoader, GradingLoader.exec_module, GradingImports.find_spec)
+    return GradingImports(), (GradingImports, GradingLoader, GradingLoader.create_module, GradingLoader.exec_module,
+                              GradingLoader.__getattr__, GradingImports.find_spec)  # fmt: skip
 
 
 def _package_spec(name, path, grade):
