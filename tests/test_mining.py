@@ -583,3 +583,33 @@ def test_example_calls_come_from_the_turns_own_tests_and_never_from_all_of_them(
     shown = examples(_TestSources(tests), ids, ["tabulate", "Table.width"])
     assert shown == ["t.tabulate([[1, 2]]) == '-  -\\n1  2\\n-  -'", "t.tabulate([[3]], fmt='plain') == 'x'"]
     assert examples(_TestSources(tests), ids[:1], ["tabulate"]) == []  # its only test
+
+
+def test_a_turn_holds_a_bounded_change_and_the_seed_moves_past_a_larger_one(tmp_path):
+    """With turns bounded to 20 changed lines of product code: a release that rewrites 40
+    lines before any turn is kept becomes the seed (the task starts there), the next small
+    release is a turn whose patch starts from it, and a later 40-line release is dropped
+    with its cause, never a turn an agent could not be asked for in one request."""
+    def product(version: int, lines: int) -> str:
+        body = "".join(f"CONSTANT_{i} = {version}\n" for i in range(lines))
+        return body + f"\n\ndef shout(text):\n    return text{'.upper()' if version >= 3 else ''}\n"
+
+    def test(name: str, body: str) -> str:
+        return f"from shout import shout\n\n\ndef test_{name}():\n    {body}\n"
+
+    seed = Snapshot("1", "R1", files={"shout.py": product(1, 20), "tests/test_shout.py": test("same", "assert shout('a') == 'a'")})
+    large = Snapshot("2", "R2", files={"shout.py": product(2, 20) + "\nLOUD = 1\n",
+                                       "tests/test_shout.py": test("loud", "import shout as s\n    assert s.LOUD == 1")})  # fmt: skip
+    small = Snapshot("3", "R3", files={"shout.py": product(2, 20).replace("return text\n", "return text.upper()\n") + "\nLOUD = 1\n",
+                                       "tests/test_shout.py": test("upper", "assert shout('a') == 'A'")})  # fmt: skip
+    larger = Snapshot("4", "R4", files={"shout.py": product(4, 20) + "\nLOUD = 2\n",
+                                        "tests/test_shout.py": test("louder", "import shout as s\n    assert s.LOUD == 2")})  # fmt: skip
+    result = mine([seed, large, small, larger], tmp_path / "bounded", runs=1, max_turn_lines=20)
+    causes = [(step.ref, step.status, step.cause) for step in result.steps]
+    assert causes == [("2", "dropped", "too-large"), ("3", "kept", ""), ("4", "dropped", "too-large")], causes
+    assert "the task's seed moves to this release" in result.steps[0].reason
+    assert "fold into the next kept turn" in result.steps[2].reason
+    assert (result.task / "repo" / "shout.py").read_text() == large.files["shout.py"]
+    patch = (result.task / "turns" / "01-r3" / "reference.patch").read_text()
+    assert not [line for line in patch.splitlines() if line[:1] in "+-" and "CONSTANT_" in line] and "+    return text.upper()" in patch
+    assert validate_task(load_task_dir(result.task)) == []

@@ -26,6 +26,10 @@ def add_parser(sub) -> None:
                       help="a source fix applied to every snapshot, e.g. '**/*.py' 'collections.Mapping' "
                            "'collections.abc.Mapping' (repeatable; recorded in task.yaml)")
     mine.add_argument("--runs", type=int, default=3, help="runs of each step's tests before and after (flaky ones drop)")
+    mine.add_argument("--max-turn-lines", type=int, default=None, metavar="N",
+                      help="the most changed lines of product code one turn holds (default: 1500, the miner's "
+                           "MAX_TURN_LINES): a step past it moves the seed forward before the first kept turn, and is "
+                           "dropped after")  # fmt: skip
     mine.add_argument("--no-validate", action="store_true", help="skip validating the mined task")
     mine.set_defaults(func=cmd_mine)
 
@@ -99,6 +103,8 @@ def cmd_mine(args: argparse.Namespace) -> int:
 
     if args.runs < 1:
         raise ConfigError(f"--runs {args.runs}: at least one run is needed")
+    if args.max_turn_lines is not None and args.max_turn_lines < 1:
+        raise ConfigError(f"--max-turn-lines {args.max_turn_lines}: a turn holds at least one changed line")
     fixes = [SourceFix(path=glob, old=old, new=new) for glob, old, new in args.fix]
     recipe = find_recipe(args.recipe) if args.recipe else None
     if args.source.startswith("pypi:"):
@@ -112,7 +118,8 @@ def cmd_mine(args: argparse.Namespace) -> int:
             raise ConfigError("git sources need --seed REF (the commit the task starts from)")
         snapshots = git_snapshots(Path(args.source), seed=args.seed, until=args.until, commits=args.commits or ())
     progress(f"{len(snapshots)} snapshots: {snapshots[0].ref[:12]} .. {snapshots[-1].ref[:12]}")
-    result = mine(snapshots, Path(args.out), fixes=fixes, recipe=recipe, runs=args.runs, progress=progress)
+    bound = {} if args.max_turn_lines is None else {"max_turn_lines": args.max_turn_lines}
+    result = mine(snapshots, Path(args.out), fixes=fixes, recipe=recipe, runs=args.runs, progress=progress, **bound)
     print(f"\nyield: {len(result.kept)} turn(s) from {result.candidates} candidate step(s) ({result.rate:.0%}); "
           f"report in {result.task / 'mining.yaml'}")  # fmt: skip
     for step in result.steps:

@@ -64,6 +64,8 @@ NOT_PRODUCT = re.compile(
     r"|(^|/)tests?\.py$",
     re.IGNORECASE,
 )
+#: The most changed lines of product code one mined turn holds (``mine``).
+MAX_TURN_LINES = 1500
 REVIEW_NOTE = "# Drafted by stamina-gym mine from the project's history: review the prompts before use.\n"
 
 
@@ -276,6 +278,7 @@ def mine(
     runs: int = 3,
     timeout: float = 300.0,
     pinned: Mapping[str, Sequence[str]] | None = None,
+    max_turn_lines: int = MAX_TURN_LINES,
     progress: Callable[[str], None] = lambda line: None,
 ) -> Yield:
     """Write the task mined from ``snapshots`` into ``out`` (a new or empty folder, whose
@@ -285,7 +288,13 @@ def mine(
     tests folder: a corpus manifest's), the kept steps and their tests are those, not what
     this machine's runs would choose: every other candidate is dropped unrun, and each
     pinned test is run once before and after its step to check that it still fails and
-    then passes (one that does not is listed in its step's ``pin_broken``)."""
+    then passes (one that does not is listed in its step's ``pin_broken``).
+
+    A turn holds at most ``max_turn_lines`` changed lines of product code (added and
+    removed, as ``git diff --find-renames`` counts them). A candidate past that before any
+    turn is kept moves the task's seed forward to its release (the step is dropped:
+    ``too-large``); after one, the step is dropped with that cause, and its changes fold
+    into the next kept turn, which is then bounded the same way."""
     if len(snapshots) < 2:
         raise ConfigError(f"mining needs at least two snapshots (a seed and a step), got {len(snapshots)}")
     out = Path(out)
@@ -320,7 +329,7 @@ def mine(
     sandbox = sandbox or _default_sandbox(out)
     steps: list[Step] = []
     kept: list[tuple[int, str, list[str]]] = []  # (snapshot index, turn id, its tests)
-    state = 0
+    state = base = 0  # the last kept state, and the seed's
     scratch = Path(tempfile.mkdtemp(prefix="stamina-mine-"))
     try:
         write_support(recipe, out / "support", progress)
@@ -328,11 +337,24 @@ def mine(
             snapshot = snapshots[index]
             progress(f"candidate {number}/{len(candidates)}: {snapshot.ref[:12]} {snapshot.title[:60]}")
             turn_id = f"{len(kept) + 1:02d}-{_slug(snapshot.title)}"
+            size = changed_lines(diff_trees(trees[state][0], trees[index][0])) if pinned is None else 0
             if pinned is not None and snapshot.ref not in pinned:
                 step = Step(snapshot.ref, snapshot.title, "dropped", "not a kept step of the manifest", "not-pinned")
+            elif size > max_turn_lines and pinned is None:  # a manifest's pins say what is kept
+                since = f"{size} changed lines of product code since {snapshots[state].ref}, more than a turn holds ({max_turn_lines})"
+                if kept:
+                    step = Step(snapshot.ref, snapshot.title, "dropped", f"{since}: its changes fold into the next kept turn",
+                                "too-large")  # fmt: skip
+                else:
+                    step = Step(snapshot.ref, snapshot.title, "dropped", f"{since}: the task's seed moves to this release",
+                                "too-large")  # fmt: skip
+                    state = base = index
+                    shutil.rmtree(out / "repo")
+                    _write_tree(out / "repo", trees[base][0])
             else:
                 step = _try_step(out, scratch, sandbox, trees, snapshots, state, index, turn_id, kept,
-                                 1 if pinned is not None else runs, timeout, None if pinned is None else pinned[snapshot.ref])  # fmt: skip
+                                 1 if pinned is not None else runs, timeout, None if pinned is None else pinned[snapshot.ref],
+                                 base)  # fmt: skip
             steps.append(step)
             if step.status == "kept":
                 kept.append((index, turn_id, step.tests))
@@ -343,7 +365,7 @@ def mine(
             raise ConfigError("no candidate step has a test that fails before it and passes after: nothing to mine; "
                               f"why each was dropped: {out / 'mining.yaml'} ("
                               + "; ".join(f"{s.ref[:12]}: {s.cause}" for s in steps[:5]) + ")")  # fmt: skip
-        _draft_prompts(out, trees, snapshots, kept)
+        _draft_prompts(out, trees, snapshots, kept, base)
     except BaseException:
         if not kept and not (out / "mining.yaml").exists():
             shutil.rmtree(out, ignore_errors=True)
@@ -375,7 +397,8 @@ def _default_sandbox(out: Path) -> Sandbox:
 
 
 def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, state: int, index: int, turn_id: str,
-              kept: list[tuple[int, str, list[str]]], runs: int, timeout: float, pins: Sequence[str] | None = None) -> Step:  # fmt: skip
+              kept: list[tuple[int, str, list[str]]], runs: int, timeout: float, pins: Sequence[str] | None = None,
+              base: int = 0) -> Step:  # fmt: skip
     snapshot = snapshots[index]
     step = Step(snapshot.ref, snapshot.title, "dropped")
     before, after = trees[state][0], trees[index][0]
@@ -435,7 +458,7 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
         # other, as in a refactor that renames a module, whose import is the requirement.
         # The null agent keeps the seed's code for the whole episode, and an agent may undo a
         # turn: a test that passes on the seed or an earlier kept state would pay for that.
-        for earlier_state in sorted({0, *(i for i, _, _ in kept)} - {state}):
+        for earlier_state in sorted({base, *(i for i, _, _ in kept)} - {state}):
             if not fail_to_pass:
                 break
             seen = by_base_id(_run(task, [turn], trees[earlier_state][0], scratch, sandbox, timeout, fail_to_pass), fail_to_pass)
@@ -487,7 +510,8 @@ def _no_tests_reason(step: Step, ids: list[str], unchanged: set[str]) -> str:
 
 #: The causes a dropped step is classified by.
 CAUSES = ("missing-test-dependency", "import-root", "collection-error", "failing-assertion", "failing-test", "timeout",
-          "skipped", "flaky", "passes-earlier", "no-fail-to-pass", "no-tests", "unreadable", "voided", "not-pinned")  # fmt: skip
+          "skipped", "flaky", "passes-earlier", "no-fail-to-pass", "no-tests", "unreadable", "voided", "not-pinned",
+          "too-large")  # fmt: skip
 _NO_MODULE = re.compile(r"No module named '([\w.]+)'")
 
 
@@ -666,11 +690,12 @@ def sequence_of(kind: str, paths: Sequence[str], earlier: Sequence[tuple[str, Se
     return None
 
 
-def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[tuple[int, str, list[str]]]) -> None:
+def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[tuple[int, str, list[str]]],
+                   base: int = 0) -> None:  # fmt: skip
     """Write each kept turn's turn.yaml: title, kind, paths, the sequence it closes, and
     two prompt drafts that name every product name its tests use that the agent was not
-    yet told."""
-    previous = 0
+    yet told. ``base``: the snapshot the seed is."""
+    previous = base
     history: list[tuple[str, list[str]]] = []
     for index, turn_id, tests in kept:
         snapshot = snapshots[index]
@@ -962,6 +987,11 @@ def _dump(data: dict) -> str:
 def _write_yaml(path: Path, data: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(_dump(data), encoding="utf-8")
+
+
+def changed_lines(patch: str) -> int:
+    """The lines a unified diff adds and removes (its file headers aside)."""
+    return sum(1 for line in patch.splitlines() if line[:1] in "+-" and not line.startswith(("+++ ", "--- ")))
 
 
 def diff_trees(before: Mapping[str, str], after: Mapping[str, str]) -> str:
