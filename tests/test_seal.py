@@ -811,3 +811,30 @@ def test_a_loop_tables_rows_are_judged_in_their_order():
     for sent in (right[::-1], right[:1], right + right[:1]):
         assert not seal.judge(module.points, "test_table", sent)[0]
 
+
+
+ROW_TESTS = '''from shop import service
+
+
+def test_worked_out_per_row():
+    for title, times in (("Widget", 2), ("Gadget", 3)):
+        shown = (title.upper() + "!") * times
+        assert service.shout(title, times) == shown
+'''
+
+
+def test_an_expected_value_a_loop_works_out_from_its_row_is_worked_out_on_the_host():
+    """A local the loop binds to what the host can work out from the row (and reads only as
+    an expected value) leaves the probe with its line: one expected value per row, judged
+    in order; honest and wrong code get the same verdict sealed as written."""
+    module = seal.compile_module(ROW_TESTS, "test_rows.py")
+    assert "upper" not in module.probe and "shown" not in module.probe
+    point = next(p for p in module.points.values() if p.ordered)
+    assert point.expected == ("WIDGET!WIDGET!", "GADGET!GADGET!GADGET!") and point.status == "sealed"
+
+    def shop(shout):
+        return lambda: types.SimpleNamespace(shout=shout)
+
+    assert both_ways(ROW_TESTS, "test_worked_out_per_row", shop(lambda t, n: (t.upper() + "!") * n)) == (True, True)
+    for wrong in (lambda t, n: (t.upper() + "!") * 2, lambda t, n: (t + "!") * n, lambda t, n: (t.upper() + "!") * (5 - n)):
+        assert both_ways(ROW_TESTS, "test_worked_out_per_row", shop(wrong)) == (False, False)

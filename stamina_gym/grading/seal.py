@@ -1074,6 +1074,7 @@ class _Compiler(ast.NodeTransformer):
         self.folded: list[dict[str, Any]] = []  # per enclosing function: its locals that hold an expected value
         self.constants: dict[str, Any] = {}  # the module's (``_module_constants``)
         self.rows: list[dict[str, tuple[Any, ...]]] = []  # per enclosing loop: the sealed columns of its table
+        self.enclosing: list[ast.FunctionDef | ast.AsyncFunctionDef] = []  # the functions the statement is in
         self.scope: list[str] = []
         self.functions = 0  # how many function bodies enclose the statement
         self.reach: tuple[int, int | None] = (1, 1)  # how often the statement runs in one run of its function
@@ -1090,9 +1091,11 @@ class _Compiler(ast.NodeTransformer):
         stores |= {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
         known = _KNOWN.set({**{k: v for k, v in constants.items() if k not in stores}, **self.folded[-1]})
         reach, self.reach = self.reach, (1, 1)
+        self.enclosing.append(node)
         try:
             self.generic_visit(node)
         finally:
+            self.enclosing.pop()
             _KNOWN.reset(known)
         self.reach = reach
         self.folded.pop()
@@ -1124,7 +1127,8 @@ class _Compiler(ast.NodeTransformer):
         empty), any number of times when it may leave early; its ``else`` is a branch."""
         least, most = reach = self.reach
         times = _literal_length(node.iter)
-        rows = _seal_rows(node) if self.functions and reach == (1, 1) and not node.orelse and not _leaves_early(node.body) else {}
+        rows = (_seal_rows(node, self.enclosing[-1]) if self.enclosing and reach == (1, 1) and not node.orelse
+                and not _leaves_early(node.body) else {})  # fmt: skip
         self.rows.append(rows)
         if node.orelse or _leaves_early(node.body):
             self.reach = (0, None)
@@ -1413,14 +1417,16 @@ def _seal_columns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str,
     return {}
 
 
-def _seal_rows(loop: ast.For | ast.AsyncFor) -> dict[str, tuple[Any, ...]]:
-    """Take the expected columns out of the literal table ``loop`` runs over (edited in
-    place: ``for n, expected in ((6, [...]), (5, [...])):`` becomes ``for n in (6, 5):``) and
-    return them (name -> its value in each row). A column is expected when its name is read
-    only as the literal side of assertions straight in the loop's body (or in a ``with``
-    there) and nowhere else in the function, so that each such point is reached once a row,
-    in the rows' order. The caller makes sure the loop runs once per run of its function
-    and never leaves early."""
+def _seal_rows(loop: ast.For | ast.AsyncFor, function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[Any, ...]]:
+    """Take the expected values out of the literal table ``loop`` (in ``function``) runs
+    over, edited in place, and return them (name -> its value in each row): the table's
+    expected columns (``for n, expected in ((6, [...]), (5, [...])):`` becomes ``for n in
+    (6, 5):``), and locals the loop body binds once to what the host works out from a row
+    (``expected = iterable.split(separator)``, whose line goes). A column or local is
+    expected when its name is read only as the literal side of assertions straight in the
+    loop's body (or in a ``with`` there), after it is bound, and nowhere else in the
+    function, so that each such point is reached once a row, in the rows' order. The caller
+    makes sure the loop runs once per run of its function and never leaves early."""
     target, table = loop.target, loop.iter
     if isinstance(target, ast.Name):
         names = [target.id]
@@ -1437,19 +1443,65 @@ def _seal_rows(loop: ast.For | ast.AsyncFor) -> dict[str, tuple[Any, ...]]:
             return {}
         rows.append(cells)
     body = ast.FunctionDef(name="loop", args=ast.arguments([], [], None, [], [], None, []), body=loop.body,
-                           decorator_list=[], returns=None, type_params=[])  # fmt: skip
-    hidden = _expected_only(body, names)
+                           decorator_list=[], returns=None)  # fmt: skip
     straight = {id(n) for statement in _straight(loop.body) if isinstance(statement, (ast.Assert, ast.Expr))
                 for n in ast.walk(statement)}  # fmt: skip
-    reads = [n for n in ast.walk(body) if isinstance(n, ast.Name) and n.id in hidden]
-    hidden = {name for name in hidden if all(id(n) in straight for n in reads if n.id == name)}
-    if not hidden:
+    inside = {id(n) for n in ast.walk(body)}
+    reads: dict[str, list[ast.Name]] = {}
+    stores: dict[str, int] = {}
+    for node in _own_nodes(function.body):
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                reads.setdefault(node.id, []).append(node)
+            else:
+                stores[node.id] = stores.get(node.id, 0) + 1
+
+    def only_checked(name: str, after: int = 0) -> bool:
+        return all(id(n) in inside and id(n) in straight and n.lineno > after for n in reads.get(name, ()))
+
+    found: dict[str, tuple[Any, ...]] = {}
+    hidden = {name for name in _expected_only(body, names) if only_checked(name)}
+    for name in hidden:
+        try:
+            found[name] = tuple(literal(cells[names.index(name)]) for cells in rows)
+        except _Unsealable:
+            continue
+    # locals worked out per row: bound once, straight in the body, read only as expected sides after
+    values: list[dict[str, Any]] = []
+    for cells in rows:
+        known = {}
+        for name, cell in zip(names, cells):
+            try:
+                known[name] = literal(cell)
+            except _Unsealable:
+                pass
+        values.append(known)
+    bindings = [s for s in _straight(loop.body) if _assigns_one_name(s) and stores.get(s.targets[0].id) == 1  # type: ignore[attr-defined]
+                and s.targets[0].id not in names]  # type: ignore[attr-defined]  # fmt: skip
+    worked: list[ast.stmt] = []
+    for statement in bindings:
+        name = statement.targets[0].id  # type: ignore[attr-defined]
+        if not (only_checked(name, statement.lineno) and _expected_only(body, [name], statement.targets)):  # type: ignore[attr-defined]
+            continue
+        per_row = []
+        for known in values:
+            token = _KNOWN.set({**_KNOWN.get(), **known})
+            try:
+                per_row.append(literal(statement.value))  # type: ignore[attr-defined]
+            except _Unsealable:
+                break
+            finally:
+                _KNOWN.reset(token)
+        if len(per_row) == len(rows):
+            found[name] = tuple(per_row)
+            worked.append(statement)
+    if not found:
         return {}
-    try:
-        values = {name: tuple(literal(cells[names.index(name)]) for cells in rows) for name in hidden}
-    except _Unsealable:
-        return {}
-    keep = [i for i, name in enumerate(names) if name not in hidden]
+    for block in [loop.body, *(s.body for s in _straight(loop.body) if isinstance(s, (ast.With, ast.AsyncWith)))]:
+        block[:] = [s for s in block if not any(s is w for w in worked)] or [ast.Pass()]
+    keep = [i for i, name in enumerate(names) if name not in found]
+    if len(keep) == len(names):
+        return found
     if not keep:
         loop.target, loop.iter = ast.Name("_", ast.Store()), ast.Call(ast.Name("range", ast.Load()), [ast.Constant(len(rows))], [])
     elif len(keep) == 1:
@@ -1458,7 +1510,7 @@ def _seal_rows(loop: ast.For | ast.AsyncFor) -> dict[str, tuple[Any, ...]]:
     else:
         loop.target = ast.Tuple([ast.Name(names[i], ast.Store()) for i in keep], ast.Store())
         loop.iter = ast.Tuple([ast.Tuple([cells[i] for i in keep], ast.Load()) for cells in rows], ast.Load())
-    return values
+    return found
 
 
 def _straight(body: list[ast.stmt]) -> Iterable[ast.stmt]:
