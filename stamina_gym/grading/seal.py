@@ -36,7 +36,8 @@ What the compiler does to a module (``compile_module``):
 * A loop straight in a test over a literal table (``for n, expected in ((6, [...]), ...)``)
   loses the table's expected columns likewise: the loop runs over the other columns, and
   a point straight in its body holds the column (``Point.ordered``), its n-th observation
-  in a run judged against the n-th row.
+  in a run judged against the n-th row. A local the body binds once to what the host
+  works out from the row (``expected = iterable.split(separator)``) goes the same way.
 * Expected values the host can work out are: a local bound once to a literal (straight in
   the test, or in a ``try`` or ``with`` block there and read only in it) and read only as
   the expected side of points, or by ``print`` (which then prints a stand-in); a module's
