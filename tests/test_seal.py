@@ -838,3 +838,13 @@ def test_an_expected_value_a_loop_works_out_from_its_row_is_worked_out_on_the_ho
     assert both_ways(ROW_TESTS, "test_worked_out_per_row", shop(lambda t, n: (t.upper() + "!") * n)) == (True, True)
     for wrong in (lambda t, n: (t.upper() + "!") * 2, lambda t, n: (t + "!") * n, lambda t, n: (t.upper() + "!") * (5 - n)):
         assert both_ways(ROW_TESTS, "test_worked_out_per_row", shop(wrong)) == (False, False)
+
+
+def test_a_row_the_product_could_change_is_never_worked_out_ahead():
+    """A list a row hands the product may be changed by it before the loop works out the
+    expected value from it: that value stays the sandbox's (open), so the host never
+    judges against a value the test itself would not have compared."""
+    source = ROW_TESTS.replace('(("Widget", 2), ("Gadget", 3))', '((["Widget"], 2), (["Gadget"], 3))').replace(
+        "title.upper()", "title[0].upper()")  # fmt: skip
+    module = seal.compile_module(source, "test_rows.py")
+    assert not any(p.ordered for p in module.points.values()) and "shown" in module.probe

@@ -1473,9 +1473,11 @@ def _seal_rows(loop: ast.For | ast.AsyncFor, function: ast.FunctionDef | ast.Asy
         known = {}
         for name, cell in zip(names, cells):
             try:
-                known[name] = literal(cell)
+                value = literal(cell)
             except _Unsealable:
-                pass
+                continue
+            if _frozen(value):  # the product may change a list the row hands it before the body reads it
+                known[name] = value
         values.append(known)
     bindings = [s for s in _straight(loop.body) if _assigns_one_name(s) and stores.get(s.targets[0].id) == 1  # type: ignore[attr-defined]
                 and s.targets[0].id not in names]  # type: ignore[attr-defined]  # fmt: skip
