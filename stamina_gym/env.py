@@ -327,11 +327,12 @@ class StaminaEnv(gym.Env[dict, str]):
         self._sandbox: Sandbox | None = None
         self._reviewer: Reviewer | None = None
         self._stager = ThreadPoolExecutor(1, thread_name_prefix="grading-stage")
-        self._staging: tuple[int, tuple[str, ...], Future, tuple] | None = None
-        """(turn index, its regression draw, its grading folder being made, the key of ``_spare``)."""
+        self._staging: tuple[tuple, Future] | None = None
+        """What the grading folder being made is for (turn index, its regression draw, the
+        params), and the folder."""
         self._spare: tuple[tuple, Future] | None = None
-        """The last grading folder staged and never used, with what it was made for: a reset
-        to the same start (the same turn, draw and params) takes it instead of making it again."""
+        """The last grading folder staged and never used, as ``_staging``: a reset to the same
+        start (the same turn, draw and params) takes it instead of making it again."""
         self._seed_view: str | None = None
         """The ``repo`` observation of the seed as a reset lays it (made at the first reset)."""
         self._cache = GradingCache(self.config.grading_cache) if self.config.grading_cache else None
@@ -598,21 +599,21 @@ class StaminaEnv(gym.Env[dict, str]):
         key = (index, regression, tuple(sorted(self._params.items())))
         spare, self._spare = self._spare, None
         if spare is not None and spare[0] == key and not (spare[1].done() and spare[1].exception() is not None):
-            job = spare[1]
-        else:
-            if spare is not None:
-                self._stager.submit(_discard_folder, spare[1])
-            job = self._stager.submit(stage_tests, task=self.task, turns=self.turns[: index + 1], scratch=self._root / "scratch",
-                                      workers=self._sandbox.config.workers(), params=self._params,
-                                      only={*turn.test_ids, *regression}, costs=self._costs)  # fmt: skip
-        self._staging = (index, regression, job, key)
+            self._staging = spare
+            return
+        if spare is not None:
+            self._stager.submit(_discard_folder, spare[1])
+        job = self._stager.submit(stage_tests, task=self.task, turns=self.turns[: index + 1], scratch=self._root / "scratch",
+                                  workers=self._sandbox.config.workers(), params=self._params,
+                                  only={*turn.test_ids, *regression}, costs=self._costs)  # fmt: skip
+        self._staging = (key, job)
 
     def _staged_for(self, index: int) -> tuple[tuple[str, ...], Future]:
         """The regression tests the submit of turn ``index`` runs and its grading folder
         (being made), staged now if nothing was."""
-        if self._staging is None or self._staging[0] != index:
+        if self._staging is None or self._staging[0][0] != index:
             self._stage_turn(index)
-        _, regression, job, _ = self._staging
+        (_, regression, _), job = self._staging
         self._staging = None
         return regression, job
 
@@ -620,17 +621,11 @@ class StaminaEnv(gym.Env[dict, str]):
         """Set the grading folder being made aside as the spare (``spare``), else drop it,
         and the spare it replaces, once made, on the staging thread (a reset neither waits
         for it nor spends its own time removing it)."""
-        dropped = []
-        if self._staging is not None:
-            _, _, job, key = self._staging
-            self._staging = None
-            if spare:
-                dropped.append(self._spare)
-                self._spare = (key, job)
-            else:
-                dropped.append((key, job))
+        if spare and self._staging is not None:
+            self._spare, self._staging = self._staging, self._spare  # the spare it replaces is dropped below
+        dropped = [self._staging, *(() if spare else (self._spare,))]
+        self._staging = None
         if not spare:
-            dropped.append(self._spare)
             self._spare = None
         for item in dropped:
             if item is not None:

@@ -348,17 +348,17 @@ def test_a_reset_to_the_same_start_takes_the_grading_folder_staged_and_never_use
     never comes back, and none is left behind."""
     env = mini_env()
     env.reset(seed=0)
-    staged = env._staging[2].result().folder
+    staged = env._staging[1].result().folder
     env.step({"tool": "write_file", "path": "scratch.txt", "content": "x\n"})
     env.reset(seed=0)
-    assert env._staging[2].result().folder == staged
+    assert env._staging[1].result().folder == staged
     _, reused_reward, _ = act(env, tool="submit")
     env.reset(seed=0)
-    fresh = env._staging[2].result().folder
+    fresh = env._staging[1].result().folder
     _, fresh_reward, _ = act(env, tool="submit")
     assert fresh != staged and fresh_reward == reused_reward  # a folder taken again grades as a new one
     env.reset(seed=0)
     env.reset(seed=0)
     env._stager.submit(lambda: None).result()  # the discards queued before it are done
-    assert [p.name for p in staged.parent.glob("grade-*")] == [env._staging[2].result().folder.name]
+    assert [p.name for p in staged.parent.glob("grade-*")] == [env._staging[1].result().folder.name]
     env.close()

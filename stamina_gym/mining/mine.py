@@ -44,6 +44,7 @@ import yaml
 from stamina_gym import collection, interfaces, pyast
 from stamina_gym.config import SandboxConfig
 from stamina_gym.errors import ConfigError
+from stamina_gym.evaluation.runner import patch_stats
 from stamina_gym.grading.grade import by_base_id
 from stamina_gym.hidden_runner import run_hidden_tests
 from stamina_gym.mining.recipe import RECIPE_FILE, Recipe, write_support
@@ -337,7 +338,8 @@ def mine(
             snapshot = snapshots[index]
             progress(f"candidate {number}/{len(candidates)}: {snapshot.ref[:12]} {snapshot.title[:60]}")
             turn_id = f"{len(kept) + 1:02d}-{_slug(snapshot.title)}"
-            size = changed_lines(diff_trees(trees[state][0], trees[index][0])) if pinned is None else 0
+            stats = patch_stats(diff_trees(trees[state][0], trees[index][0])) if pinned is None else {"added": 0, "removed": 0}
+            size = stats["added"] + stats["removed"]
             if pinned is not None and snapshot.ref not in pinned:
                 step = Step(snapshot.ref, snapshot.title, "dropped", "not a kept step of the manifest", "not-pinned")
             elif size > max_turn_lines and pinned is None:  # a manifest's pins say what is kept
@@ -987,11 +989,6 @@ def _dump(data: dict) -> str:
 def _write_yaml(path: Path, data: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(_dump(data), encoding="utf-8")
-
-
-def changed_lines(patch: str) -> int:
-    """The lines a unified diff adds and removes (its file headers aside)."""
-    return sum(1 for line in patch.splitlines() if line[:1] in "+-" and not line.startswith(("+++ ", "--- ")))
 
 
 def diff_trees(before: Mapping[str, str], after: Mapping[str, str]) -> str:
