@@ -1334,33 +1334,36 @@ def _grading_imports(store, grade):
     print then never comes, and the module counts as imported around the hook."""
     loaders = {}  # id of a GradingLoader -> (it, the loader it wraps): the instance is kept, so the id is never reused
 
+    def wrapped(loader, _loaders=loaders, _id=id):
+        """The loader ``loader`` wraps (ImportError for one the harness did not make)."""
+        entry = _loaders.get(_id(loader))
+        if entry is None or entry[0] is not loader:
+            raise ImportError("a grading module's loader the harness did not make")
+        return entry[1]
+
     class GradingLoader:
         __slots__ = ()
 
-        def create_module(self, spec, _loaders=loaders, _id=id):
-            entry = _loaders.get(_id(self))
-            if entry is None or entry[0] is not self:
-                raise ImportError("a grading module's loader the harness did not make")
-            return entry[1].create_module(spec)
+        def create_module(self, spec, _wrapped=wrapped):
+            return _wrapped(self).create_module(spec)
 
         def exec_module(self, module, _store=store, _print=_print_module, _namespace=type(sys).__dict__["__dict__"].__get__,
-                        _loaders=loaders, _id=id):  # fmt: skip
-            entry = _loaders.get(_id(self))
-            if entry is None or entry[0] is not self:
-                raise ImportError("a grading module's loader the harness did not make")
+                        _wrapped=wrapped):  # fmt: skip
+            inner = _wrapped(self)
             try:
-                entry[1].exec_module(module)
+                inner.exec_module(module)
             finally:  # a module whose code raised stays in sys.modules too (pytest leaves it there)
                 if issubclass(type(module), type(sys)):
                     name = _namespace(module).get("__name__")
                     if type(name) is str:
                         _print(_store, name, module, "imported")
 
-        def __getattr__(self, name, _loaders=loaders, _id=id):  # get_source, get_data, is_package...: the wrapped loader's
-            entry = _loaders.get(_id(self))
-            if entry is None or entry[0] is not self:
-                raise AttributeError(name)
-            return getattr(entry[1], name)
+        def __getattr__(self, name, _wrapped=wrapped):  # get_source, get_data, is_package...: the wrapped loader's
+            try:
+                inner = _wrapped(self)
+            except ImportError:
+                raise AttributeError(name) from None
+            return getattr(inner, name)
 
     class GradingImports:
         __slots__ = ()
@@ -1386,7 +1389,7 @@ def _grading_imports(store, grade):
         def invalidate_caches(self):
             pass
 
-    return GradingImports(), (GradingImports, GradingLoader, GradingLoader.create_module, GradingLoader.exec_module,
+    return GradingImports(), (GradingImports, GradingLoader, wrapped, GradingLoader.create_module, GradingLoader.exec_module,
                               GradingLoader.__getattr__, GradingImports.find_spec)  # fmt: skip
 
 

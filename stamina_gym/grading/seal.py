@@ -622,11 +622,11 @@ def _is_unittest_assertion(method: str) -> bool:
         "assertIsInstance", "assertNotIsInstance")  # fmt: skip
 
 
-def _top_level_bindings(tree: ast.Module) -> dict[str, int]:
-    """How many times each name is bound at a module's top level (outside functions and
-    classes: definitions, assignments, imports, loop targets, ``global`` writes)."""
+def _own_bindings(body: list[ast.stmt]) -> dict[str, int]:
+    """How many times each name is bound in ``body``'s own scope (outside nested
+    functions and classes: definitions, assignments, imports, loop targets)."""
     counts: dict[str, int] = {}
-    for node in _own_nodes(tree.body):
+    for node in _own_nodes(body):
         names: list[str] = []
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             names = [node.id]
@@ -636,6 +636,13 @@ def _top_level_bindings(tree: ast.Module) -> dict[str, int]:
             names = [(alias.asname or alias.name).split(".")[0] for alias in node.names]
         for name in names:
             counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def _top_level_bindings(tree: ast.Module) -> dict[str, int]:
+    """How many times each name is bound at a module's top level (``_own_bindings``, and
+    ``global`` writes)."""
+    counts = _own_bindings(tree.body)
     for node in ast.walk(tree):
         if isinstance(node, ast.Global):  # a function that rebinds a module global
             for name in node.names:
@@ -858,16 +865,7 @@ class _Inliner(ast.NodeTransformer):
         return found
 
     def _own_helpers(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[Template, int]]:
-        stores: dict[str, int] = {}
-        for part in _own_nodes(function.body):
-            if isinstance(part, ast.Name) and not isinstance(part.ctx, ast.Load):
-                stores[part.id] = stores.get(part.id, 0) + 1
-            elif isinstance(part, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                stores[part.name] = stores.get(part.name, 0) + 1
-            elif isinstance(part, (ast.Import, ast.ImportFrom)):
-                for alias in part.names:
-                    name = (alias.asname or alias.name).split(".")[0]
-                    stores[name] = stores.get(name, 0) + 1
+        stores = _own_bindings(function.body)
         rebound = {name for part in ast.walk(function) if isinstance(part, (ast.Nonlocal, ast.Global)) for name in part.names}
         params = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
         found = {}
@@ -1449,13 +1447,10 @@ def _seal_rows(loop: ast.For | ast.AsyncFor, function: ast.FunctionDef | ast.Asy
                 for n in ast.walk(statement)}  # fmt: skip
     inside = {id(n) for n in ast.walk(body)}
     reads: dict[str, list[ast.Name]] = {}
-    stores: dict[str, int] = {}
     for node in _own_nodes(function.body):
-        if isinstance(node, ast.Name):
-            if isinstance(node.ctx, ast.Load):
-                reads.setdefault(node.id, []).append(node)
-            else:
-                stores[node.id] = stores.get(node.id, 0) + 1
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            reads.setdefault(node.id, []).append(node)
+    stores = _own_bindings(function.body)
 
     def only_checked(name: str, after: int = 0) -> bool:
         return all(id(n) in inside and id(n) in straight and n.lineno > after for n in reads.get(name, ()))
