@@ -170,3 +170,51 @@ def test_a_quick_command_is_never_killed_as_it_ends(sandboxed_env):
     about one quick command in three)."""
     results = [warm(sandboxed_env, "ls -A /tmp") for _ in range(60)]
     assert [(r.exit_code, r.signal) for r in results] == [(0, None)] * 60
+
+
+def test_the_sweep_empties_tmp_around_a_folder_shown_under_it(tmp_path):
+    """A checkout or virtualenv under the host's /tmp is shown inside the sandbox's own
+    /tmp. The sweep between calls removes everything else there but never walks into a
+    mount point or the folders leading to one: each failed removal in a read-only tree
+    is a system call, and a virtualenv holds tens of thousands of files."""
+    from stamina_gym.grading import harness
+
+    shown = tmp_path / "checkout" / ".venv"
+    (shown / "lib").mkdir(parents=True)
+    (shown / "lib" / "module.py").write_text("")
+    (tmp_path / "checkout" / "left.txt").write_text("")
+    (tmp_path / "made" / "deep").mkdir(parents=True)
+    (tmp_path / "file").write_text("")
+    removed = []
+
+    def rmtree(path, ignore_errors=False):
+        removed.append(path)
+
+    harness._empty(str(tmp_path), frozenset({str(shown)}), rmtree)
+    assert removed == [str(tmp_path / "made")]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkout", "made"]
+    assert sorted(p.name for p in (tmp_path / "checkout").iterdir()) == [".venv"]
+    assert (shown / "lib" / "module.py").exists()
+
+
+def test_a_folder_shown_under_tmp_stays_visible_while_each_call_starts_with_an_empty_tmp(tmp_path, monkeypatch):
+    """The layout of a checkout under /tmp, for real: the interpreter's folders shown
+    there, a call's own files in /tmp gone for the next one, the shown folder intact."""
+    from stamina_gym.sandbox import local
+
+    if not tmp_path.is_relative_to("/tmp"):
+        pytest.skip("the test folder is not under /tmp")
+    shown = tmp_path / "venv"
+    (shown / "bin").mkdir(parents=True)
+    (shown / "bin" / "marker").write_text("shown\n")
+    monkeypatch.setattr(local, "shown_paths", lambda paths=local.shown_paths(): [*paths, shown])
+    env = mini_env(sandbox={"kind": "local"})
+    try:
+        env.reset(seed=0)
+        first = warm(env, f"cat {shown}/bin/marker; touch /tmp/left; mkdir -p /tmp/dir/sub; ls /tmp")
+        assert first.exit_code == 0 and first.output.startswith("shown\n"), first.output
+        assert {"left", "dir"} <= set(first.output.split()), first.output
+        second = warm(env, f"cat {shown}/bin/marker; ls -A /tmp")
+        assert second.output.split() == ["shown", tmp_path.relative_to("/tmp").parts[0]], second.output
+    finally:
+        env.close()

@@ -170,20 +170,47 @@ def _sweep():
             except OSError:
                 pass
             break
+    mounts = _mount_points()
     for folder in ("/tmp", "/dev/shm", "/dev/mqueue"):
-        try:
-            entries = os.listdir(folder)
-        except OSError:
+        _empty(folder, mounts, shutil.rmtree)
+
+
+def _mount_points():
+    """Every mount point of this process's view (``/proc/self/mountinfo``'s fifth field,
+    its octal escapes undone)."""
+    import re
+
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return frozenset()
+    fields = [line.split(" ") for line in lines]
+    escape = re.compile(r"\\([0-7]{3})")
+    return frozenset(escape.sub(lambda match: chr(int(match.group(1), 8)), f[4]) for f in fields if len(f) > 4)
+
+
+def _empty(folder, mounts, rmtree):
+    """Remove what ``folder`` holds, but not a mount point in it nor the folders leading to
+    one: a folder the sandbox shows under the host's /tmp (a checkout or virtualenv there)
+    is read-only, and walking it to fail at every file would cost every call."""
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return
+    for name in entries:
+        path = os.path.join(folder, name)
+        if path in mounts:
             continue
-        for name in entries:
-            path = os.path.join(folder, name)
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass
+        if any(mount.startswith(path + "/") for mount in mounts):
+            _empty(path, mounts, rmtree)
+        elif os.path.isdir(path) and not os.path.islink(path):
+            rmtree(path, ignore_errors=True)
+        else:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
 
 
 def _others_alive(me):
