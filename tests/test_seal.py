@@ -414,8 +414,8 @@ def test_unittest_assertions_become_points_with_the_same_verdicts():
 
 def test_a_local_bound_to_a_literal_and_read_only_as_expected_value_is_sealed():
     """``expected = [...]`` then ``assertEqual(actual, expected)``: the value becomes the
-    point's and the assignment leaves the probe; a local also handed to the code under
-    test, or read in a nested function, stays as written (its check open)."""
+    point's and the assignment leaves the probe; a string also handed to the code under
+    test stays as written, and its check is the host's, a guessable echo of an input."""
     source = """
 import unittest
 
@@ -436,7 +436,7 @@ def test_used_elsewhere():
     assert "4159" not in module.probe and "zork-4711" in module.probe
     folded, kept = module.points.values()
     assert (folded.kind, folded.expected, folded.status) == ("compare", [3, 1, 4159], "sealed")
-    assert kept.kind == "open"
+    assert (kept.kind, kept.expected, kept.status) == ("compare", "zork-4711", "guessable")
     assert seal.judge(module.points, "T.test_folded", [(folded.id, harness._encode([3, 1, 4159]))])[0]
     assert not seal.judge(module.points, "T.test_folded", [(folded.id, harness._encode([3, 1, 4160]))])[0]
 
@@ -848,3 +848,132 @@ def test_a_row_the_product_could_change_is_never_worked_out_ahead():
         "title.upper()", "title[0].upper()")  # fmt: skip
     module = seal.compile_module(source, "test_rows.py")
     assert not any(p.ordered for p in module.points.values()) and "shown" in module.probe
+
+
+STDLIB_TESTS = '''import math
+import unittest
+from itertools import combinations, product
+
+from shop import service
+
+
+class IndexTests(unittest.TestCase):
+    def test_computed_table(self):
+        iterables = ["ab", "cde"]
+        for index, expected in enumerate(product(*iterables)):
+            self.assertEqual(service.nth(index, *iterables), expected)
+
+    def test_state_kept_row_to_row(self):
+        word = "abab"
+        first = {}
+        for index, pair in enumerate(combinations(word, 2)):
+            actual = service.first_index(pair, word)
+            expected = first.setdefault(pair, index)
+            self.assertEqual(actual, expected)
+
+    def test_named_table_with_labels(self):
+        cases = [("widget", "WIDGET-7193"), ("gadget", "GADGET-2687")]
+        for title, expected in cases:
+            with self.subTest(title=title, expected=expected):
+                self.assertEqual(service.code(title), expected)
+
+    def test_rebound(self):
+        actual = service.code("widget")
+        expected = "WIDGET-7193"
+        self.assertEqual(actual, expected)
+        actual = service.code("gadget")
+        expected = "GADGET-2687"
+        self.assertEqual(actual, expected)
+
+    def test_input_list(self):
+        items = [5, 3, 9, 4]
+        self.assertEqual(service.drop_first(items), items[1:])
+
+    def test_asserted(self):
+        found = service.codes(["widget", "gadget"])
+        self.assertEqual(found, ["WIDGET-7193", "GADGET-2687"])
+        self.assertEqual(service.codes(["widget", "gadget"]), found)
+
+    def test_past_the_bounds(self):
+        self.assertEqual(service.nth(0), list(product(range(10), repeat=70)))
+        self.assertEqual(service.nth(1), list(combinations(range(10 ** 6), 2)))
+        self.assertEqual(service.nth(2), math.factorial(10 ** 7))
+'''
+
+STDLIB_SECRETS = ("7193", "2687")
+
+
+def stdlib_shop(**changes):
+    import itertools
+
+    def code(title):
+        return title.upper() + "-" + {"widget": "7193", "gadget": "2687"}[title]
+
+    parts = {
+        "nth": lambda index, *iterables: list(itertools.product(*iterables))[index],
+        "first_index": lambda pair, word: next(i for i, p in enumerate(itertools.combinations(word, 2)) if p == pair),
+        "code": code,
+        "drop_first": lambda items: items[1:],
+        "codes": lambda titles: [code(title) for title in titles],
+        **changes,
+    }
+    return lambda: types.SimpleNamespace(**parts)
+
+
+def test_expected_values_the_standard_library_works_out_from_the_tests_own_data_are_sealed():
+    """What ``itertools``, ``math``, ``decimal`` and ``fractions`` make of a test's literals
+    is worked out on the host: a loop over such a table (by name or computed, its sub-test
+    labels included), a dict the loop keeps from row to row, a local bound twice, a list
+    the test hands the product (with a point that it still holds its value) and a value
+    an earlier assertion pinned. The secrets leave the probe, each point is judged on the
+    host, and honest and wrong code get the same verdict sealed as written."""
+    module = seal.compile_module(STDLIB_TESTS, "test_stdlib.py")
+    tests = [node for node in ast.walk(ast.parse(module.probe)) if isinstance(node, ast.FunctionDef)]
+    for test in tests:
+        if test.name != "test_asserted":  # its first check's value is pinned; its line is a check, not a literal
+            assert not any(secret in ast.unparse(test) for secret in STDLIB_SECRETS), ast.unparse(test)
+    names = ("test_computed_table", "test_state_kept_row_to_row", "test_named_table_with_labels", "test_rebound",
+             "test_input_list", "test_asserted")  # fmt: skip
+    for name in names:
+        assert seal.test_status(module.points, f"IndexTests.{name}") != "open", name
+        assert both_ways(STDLIB_TESTS, f"IndexTests.{name}", stdlib_shop(), compiled=module) == (True, True), name
+    assert all(p.kind == "open" for p in module.points.values() if p.function == "IndexTests.test_past_the_bounds")
+
+    wrong = {
+        "test_computed_table": {"nth": lambda index, *iterables: ("a", "c")},
+        "test_state_kept_row_to_row": {"first_index": lambda pair, word: 0},
+        "test_named_table_with_labels": {"code": lambda title: title.upper() + "-7193"},
+        "test_rebound": {"code": lambda title: "WIDGET-7193"},
+    }
+    for name, changes in wrong.items():
+        assert both_ways(STDLIB_TESTS, f"IndexTests.{name}", stdlib_shop(**changes), compiled=module) == (False, False), name
+
+    def grows(items):  # changes the test's own list so that its expected side agrees with a wrong answer
+        items.append(7)
+        return items[1:]
+
+    def repins(titles, _made=[]):  # changes the list it returned first, so that the test's two sides agree
+        if _made:
+            _made[0][:] = ["X"]
+            return ["X"]
+        _made.append([title.upper() + "-" + {"widget": "7193", "gadget": "2687"}[title] for title in titles])
+        return _made[0]
+
+    def shrinks(items):  # the right answer, but the test's own list changed: as written the test fails
+        items.pop()
+        return [3, 9, 4]
+
+    assert both_ways(STDLIB_TESTS, "IndexTests.test_input_list", stdlib_shop(drop_first=grows), compiled=module) == (True, False)
+    assert both_ways(STDLIB_TESTS, "IndexTests.test_input_list", stdlib_shop(drop_first=shrinks), compiled=module) == (False, False)
+    assert both_ways(STDLIB_TESTS, "IndexTests.test_asserted", stdlib_shop(codes=repins), compiled=module) == (True, False)
+
+
+def test_a_loop_over_a_computed_table_must_run_every_row():
+    """A loop whose rows the host worked out is reached once per row, no fewer, no more."""
+    module = seal.compile_module(STDLIB_TESTS, "test_stdlib.py")
+    point = next(p for p in module.points.values() if p.function == "IndexTests.test_state_kept_row_to_row")
+    assert point.ordered and point.reach == (6, 6) and point.expected == (0, 1, 0, 3, 4, 0)
+    right = [(point.id, harness._encode(value)) for value in point.expected]
+    assert seal.judge(module.points, "IndexTests.test_state_kept_row_to_row", right) == (True, "")
+    for sent in (right[:-1], right + right[:1]):
+        assert not seal.judge(module.points, "IndexTests.test_state_kept_row_to_row", sent)[0]

@@ -38,11 +38,23 @@ What the compiler does to a module (``compile_module``):
   a point straight in its body holds the column (``Point.ordered``), its n-th observation
   in a run judged against the n-th row. A local the body binds once to what the host
   works out from the row (``expected = iterable.split(separator)``) goes the same way.
+  The table may be bound to a name first (``cases = [...]``), or worked out by the host
+  (``enumerate(product(*iterables))``, at most ``_TABLE_ROWS`` rows); such a loop must
+  run once per row. A sub-test's label (``self.subTest(expected=expected)``) names a
+  stand-in; a dict the loop keeps from row to row (``first.setdefault(pair, index)``)
+  is kept on the host.
 * Expected values the host can work out are: a local bound once to a literal (straight in
   the test, or in a ``try`` or ``with`` block there and read only in it) and read only as
   the expected side of points, or by ``print`` (which then prints a stand-in); a module's
-  constants (a name bound once to a string, number or tuple of them); and an expected side
-  worked out from those (``expected.splitlines()``, ``[first, second]``).
+  constants (a name bound once to a string, number or tuple of them) and a test's own
+  (its line stays: the test also hands the value to the product); and an expected side
+  worked out from those (``expected.splitlines()``, ``[first, second]``), with the
+  builtins, ``itertools``' combinatorics, ``math``'s integer functions, ``Decimal``,
+  ``Fraction`` and ``datetime`` (``_LIBRARY``), each bounded in its inputs and output.
+  A list, dict or set the test binds and hands the product may be read too, with a
+  point of its own that it still holds its value there (the product could change it),
+  and so may a local an earlier ``assert name == value`` pinned. A local bound more than
+  once straight in the test is one local per binding (``_rename_rebound``).
 * **Assertion helpers are compiled where they are called.** A call, as a statement, of a
   helper (a function whose body asserts things and works out what it asserts: assignments
   to names, calls, ``if``/``for``/``while``/``with``/``try``; no ``return`` of a value, no
@@ -74,16 +86,20 @@ from __future__ import annotations
 
 import ast
 import builtins
+import collections.abc
 import contextvars
 import copy
 import datetime
+import decimal
+import fractions
 import functools
+import itertools
 import json
 import math
 import operator
 import re
 from dataclasses import dataclass, field
-from typing import Any, Collection, Iterable, Mapping, Sequence
+from typing import Any, Callable, Collection, Iterable, Mapping, Sequence
 
 #: The name the probe calls its observer by (the harness puts a module of that name in
 #: ``sys.modules`` before any test is imported).
@@ -177,28 +193,34 @@ class _Unsealable(Exception):
 #: (``date``, ``dt.datetime``, ``timezone``...), whose calls with literal arguments are
 #: literals too (``date(1997, 2, 16)``, ``timezone.utc``), and the builtins it never binds
 #: itself, which ``_Fold`` may call.
-_TIME_NAMES: contextvars.ContextVar[Mapping[str, Any]] = contextvars.ContextVar("time_names", default={})
+_LIBRARY_NAMES: contextvars.ContextVar[Mapping[str, Any]] = contextvars.ContextVar("library_names", default={})
 _PURE_NAMES: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("pure_names", default=frozenset())
 #: While a function's assertions compile: the names whose values the host knows (its folded
 #: locals, and the module's constants it does not bind itself), which ``_Fold`` reads.
 _KNOWN: contextvars.ContextVar[Mapping[str, Any]] = contextvars.ContextVar("known_names", default={})
 #: While a module compiles: whether ``print`` is the builtin there (the module binds no ``print``).
 _PRINTS: contextvars.ContextVar[bool] = contextvars.ContextVar("prints", default=False)
+#: The host's own state of a loop table's per-row locals (``_scratch``): ``_Fold`` may call
+#: ``_SCRATCH_METHODS`` on them.
+_SCRATCH: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("scratch", default=frozenset())
+_SCRATCH_METHODS = frozenset({"setdefault", "get", "append", "add"})
 
 
-def literal(node: ast.expr) -> Any:
+def literal(node: ast.expr, plain: bool = True) -> Any:
     """The value of a literal expression (constants, their containers, a signed number),
     or, while a module compiles, of an expression of literals the host can work out alone
     (``_Fold``: ``list(range(1, 11))``, ``"\\n".join([...])``, ``date(1997, 2, 16)``); else
-    ``_Unsealable``."""
+    ``_Unsealable``. With ``plain`` off, a value a point could not expect (a ``range``)
+    comes back too."""
     try:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as exc:
-        names, builtins = _TIME_NAMES.get(), _PURE_NAMES.get()
+        names, builtins = _LIBRARY_NAMES.get(), _PURE_NAMES.get()
         if not names and not builtins and not _KNOWN.get():
             raise _Unsealable from exc
     try:
-        return _Fold(names, builtins).plain(node)
+        fold = _Fold(names, builtins)
+        return fold.plain(node) if plain else fold.value(node)
     except (_Unsealable, ValueError, TypeError, ArithmeticError, LookupError, MemoryError, RecursionError) as exc:
         raise _Unsealable from exc
 
@@ -215,6 +237,8 @@ _STR_METHODS = frozenset({"join", "format", "upper", "lower", "strip", "lstrip",
                           "replace", "title", "capitalize", "encode", "ljust", "rjust", "center", "zfill", "casefold",
                           "expandtabs", "swapcase"})  # fmt: skip
 _FOLD_SIZE, _FOLD_STEPS = 100_000, 200_000
+#: The most rows of a table the host works out for a loop (its kept columns go into the probe).
+_TABLE_ROWS = 5_000
 _FOLD_OPS: dict[type, Any] = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
                               ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
                               ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
@@ -301,13 +325,16 @@ class _Fold:
             known = _KNOWN.get()
             if node.id in known:
                 return known[node.id]
+            if node.id in self.names:  # a function passed on (``key=...``), a constant (``pi``)
+                return self.names[node.id]
             raise _Unsealable
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
             return self._comprehension(node)
         if isinstance(node, ast.Attribute):
-            kind = self.names.get(ast.unparse(node.value))
-            if node.attr == "utc" and kind is not None and kind.__name__ == "timezone":
-                return kind.utc
+            if ast.unparse(node) in self.names:
+                return self.names[ast.unparse(node)]
+            if node.attr == "utc" and self.names.get(ast.unparse(node.value)) is datetime.timezone:
+                return datetime.timezone.utc
             raise _Unsealable
         if isinstance(node, ast.Call):
             return self._call(node)
@@ -385,6 +412,13 @@ class _Fold:
                 if func.attr == "format" and not all(_is_plain(v) for v in (*args, *keywords.values())):
                     raise _Unsealable
                 return getattr(target, func.attr)(*args, **keywords)
+        if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in _SCRATCH.get()
+                and func.attr in _SCRATCH_METHODS and not any(func.value.id in scope for scope in self.scopes)):  # fmt: skip
+            target = self.value(func.value)
+            result = getattr(target, func.attr)(*args, **keywords)
+            if len(target) > _FOLD_SIZE:
+                raise _Unsealable
+            return result
         if isinstance(func, ast.Attribute) and func.attr in ("date", "time", "timetz", "replace", "isoformat"):
             target = self.value(func.value)  # datetime(1900, 1, 1, 12, 34).time()
             if type(target) in (datetime.datetime, datetime.date, datetime.time) and hasattr(target, func.attr):
@@ -422,7 +456,8 @@ def _is_plain(value: Any, _depth: int = 0) -> bool:
 
     if _depth > 32:
         return False
-    if value is None or isinstance(value, (bool, int, float, complex, str, bytes, dt.date, dt.time, dt.timedelta, dt.tzinfo)):
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes, dt.date, dt.time, dt.timedelta, dt.tzinfo,
+                                           decimal.Decimal, fractions.Fraction)):  # fmt: skip
         return True
     if isinstance(value, (list, tuple, set, frozenset)):
         return all(_is_plain(item, _depth + 1) for item in value)
@@ -449,25 +484,70 @@ def _bound_names(tree: ast.Module) -> set[str]:
     return names
 
 
-def _time_names(tree: ast.Module) -> dict[str, Any]:
-    """The names ``tree`` binds once, at its top level, to ``datetime``'s types, as they
-    are called (``date``, or ``datetime.date`` after ``import datetime``)."""
-    import datetime as dt
-
-    kinds = {"datetime": dt.datetime, "date": dt.date, "time": dt.time, "timedelta": dt.timedelta, "timezone": dt.timezone}
+def _library_names(tree: ast.Module) -> dict[str, Any]:
+    """The names ``tree`` binds once, at its top level, to what ``_Fold`` may call of the
+    standard library (``_LIBRARY``), as they are called (``date``, or ``datetime.date``
+    after ``import datetime``)."""
     counts = _top_level_bindings(tree)
     names: dict[str, Any] = {}
     for node in tree.body:
-        if isinstance(node, ast.ImportFrom) and node.module == "datetime" and not node.level:
+        if isinstance(node, ast.ImportFrom) and node.module in _LIBRARY and not node.level:
             for alias in node.names:
-                if alias.name in kinds and counts.get(alias.asname or alias.name) == 1:
-                    names[alias.asname or alias.name] = kinds[alias.name]
+                bound = alias.asname or alias.name
+                if alias.name in _LIBRARY[node.module] and counts.get(bound) == 1:
+                    names.update((f"{bound}{name[len(alias.name):]}", kind) for name, kind in _LIBRARY[node.module].items()
+                                 if name == alias.name or name.startswith(alias.name + "."))  # fmt: skip
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name == "datetime" and counts.get(alias.asname or "datetime") == 1:
-                    names.update((f"{alias.asname or 'datetime'}.{name}", kind) for name, kind in kinds.items())
+                bound = alias.asname or alias.name
+                if alias.name in _LIBRARY and counts.get(bound) == 1:
+                    names.update((f"{bound}.{name}", kind) for name, kind in _LIBRARY[alias.name].items())
     return names
 
+
+def _sized(function: Callable[..., Any], most: int | None = None) -> Callable[..., Any]:
+    """``function`` of the standard library on bounded inputs: every sized argument at most
+    ``_FOLD_SIZE`` long, every integer argument at most ``most`` (when given); an iterator it
+    returns comes back as the list of its items, ``_Unsealable`` past ``_FOLD_SIZE``."""
+
+    def call(*args: Any, **keywords: Any) -> Any:
+        for value in (*args, *keywords.values()):
+            if isinstance(value, (str, bytes, list, tuple, set, frozenset, dict, range)) and len(value) > _FOLD_SIZE:
+                raise _Unsealable
+            if most is not None and isinstance(value, int) and abs(value) > most:
+                raise _Unsealable
+        result = function(*args, **keywords)
+        if isinstance(result, collections.abc.Iterator):
+            result = list(itertools.islice(result, _FOLD_SIZE + 1))
+            if len(result) > _FOLD_SIZE:
+                raise _Unsealable
+        return result
+
+    return call
+
+
+def _library() -> dict[str, dict[str, Any]]:
+    import datetime as dt
+
+    times = {"datetime": dt.datetime, "date": dt.date, "time": dt.time, "timedelta": dt.timedelta, "timezone": dt.timezone}
+    # an item of a combinatoric iterator holds at most 64 values (r, repeat, the iterables)
+    tools = {name: _sized(getattr(itertools, name), 64) for name in (
+        "combinations", "combinations_with_replacement", "permutations", "product")}  # fmt: skip
+    tools.update((name, _sized(getattr(itertools, name))) for name in (
+        "chain", "islice", "zip_longest", "compress", "pairwise", "batched") if hasattr(itertools, name))  # fmt: skip
+    tools["chain.from_iterable"] = _sized(itertools.chain.from_iterable)
+    tools["repeat"] = _sized(lambda item, times: itertools.repeat(item, times))  # never endless
+    tools["accumulate"] = _sized(lambda iterable, *, initial=None: itertools.accumulate(iterable, initial=initial))
+    numbers = {name: _sized(getattr(math, name), 10_000) for name in ("factorial", "comb", "perm")}
+    numbers.update((name, _sized(getattr(math, name))) for name in (
+        "gcd", "lcm", "isqrt", "floor", "ceil", "sqrt", "fsum", "fabs", "trunc") if hasattr(math, name))  # fmt: skip
+    numbers.update((name, getattr(math, name)) for name in ("pi", "e", "inf", "nan", "tau"))
+    exact = {"decimal": {"Decimal": _sized(decimal.Decimal)}, "fractions": {"Fraction": _sized(fractions.Fraction)}}
+    return {"datetime": times, "itertools": tools, "math": numbers, **exact}
+
+
+#: What ``_Fold`` may call or read of the standard library, by module and name.
+_LIBRARY = _library()
 
 def compile_module(source: str, filename: str = "<test>", key: str = "", helpers: HelperTable = ()) -> Compiled:
     """The probe and points of a test module (``SyntaxError`` if it does not parse).
@@ -478,7 +558,7 @@ def compile_module(source: str, filename: str = "<test>", key: str = "", helpers
     templates = {(module, name): template for module, name, template in helpers}
     templates.update((("", name), template) for name, template in helper_templates(source))
     compiler = _Compiler()
-    token = _TIME_NAMES.set(_time_names(tree))
+    token = _LIBRARY_NAMES.set(_library_names(tree))
     pure = _PURE_NAMES.set(frozenset(_FOLD_CALLS) - _bound_names(tree))
     prints = _PRINTS.set("print" not in _bound_names(tree))
     try:
@@ -488,7 +568,7 @@ def compile_module(source: str, filename: str = "<test>", key: str = "", helpers
     finally:
         _PRINTS.reset(prints)
         _PURE_NAMES.reset(pure)
-        _TIME_NAMES.reset(token)
+        _LIBRARY_NAMES.reset(token)
     _strip_docstrings(tree)
     body = tree.body
     at = next((i for i, node in enumerate(body) if not (isinstance(node, ast.ImportFrom) and node.module == "__future__")), len(body))
@@ -1008,7 +1088,7 @@ def _frozen(value: Any) -> bool:
     if isinstance(value, (tuple, frozenset)):
         return all(_frozen(item) for item in value)
     return value is None or isinstance(value, (bool, int, float, complex, str, bytes, datetime.date, datetime.time,
-                                               datetime.timedelta, datetime.tzinfo))  # fmt: skip
+                                               datetime.timedelta, datetime.tzinfo, decimal.Decimal, fractions.Fraction, range))  # fmt: skip
 
 
 def _bind_arguments(template: Template, call: ast.Call) -> list[tuple[str, ast.expr]] | None:
@@ -1071,6 +1151,7 @@ class _Compiler(ast.NodeTransformer):
         self.points: list[Point] = []
         self.columns: list[dict[str, tuple[Any, ...]]] = []  # per enclosing function: its sealed parameters
         self.folded: list[dict[str, Any]] = []  # per enclosing function: its locals that hold an expected value
+        self.guarded: list[dict[str, Any]] = []  # per enclosing function: its list, dict and set inputs (``_literal_locals``)
         self.constants: dict[str, Any] = {}  # the module's (``_module_constants``)
         self.rows: list[dict[str, tuple[Any, ...]]] = []  # per enclosing loop: the sealed columns of its table
         self.enclosing: list[ast.FunctionDef | ast.AsyncFunctionDef] = []  # the functions the statement is in
@@ -1083,12 +1164,15 @@ class _Compiler(ast.NodeTransformer):
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
         self.scope.append(node.name)
         self.functions += 1
+        _rename_rebound(node)
         self.columns.append(_seal_columns(node))
         constants = self.constants if self.functions == 1 else {}  # a nested function: its names may be the outer one's
         self.folded.append(_fold_locals(node, constants))
         stores = {n.id for n in _own_nodes(node.body) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
         stores |= {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
-        known = _KNOWN.set({**{k: v for k, v in constants.items() if k not in stores}, **self.folded[-1]})
+        frozen, guarded = _literal_locals(node)
+        self.guarded.append({k: v for k, v in guarded.items() if k not in self.folded[-1]})
+        known = _KNOWN.set({**{k: v for k, v in constants.items() if k not in stores}, **frozen, **self.folded[-1]})
         reach, self.reach = self.reach, (1, 1)
         self.enclosing.append(node)
         try:
@@ -1097,6 +1181,7 @@ class _Compiler(ast.NodeTransformer):
             self.enclosing.pop()
             _KNOWN.reset(known)
         self.reach = reach
+        self.guarded.pop()
         self.folded.pop()
         self.columns.pop()
         self.functions -= 1
@@ -1129,6 +1214,8 @@ class _Compiler(ast.NodeTransformer):
         rows = (_seal_rows(node, self.enclosing[-1]) if self.enclosing and reach == (1, 1) and not node.orelse
                 and not _leaves_early(node.body) else {})  # fmt: skip
         self.rows.append(rows)
+        if rows:  # once per run, never left early, over a table of a known number of rows
+            times = len(next(iter(rows.values())))
         if node.orelse or _leaves_early(node.body):
             self.reach = (0, None)
         elif times is not None:
@@ -1218,6 +1305,7 @@ class _Compiler(ast.NodeTransformer):
                 if (isinstance(observed, ast.Name) and (observed.id in columns or observed.id in rows)) or any(
                         isinstance(n, ast.Name) and n.id in folded for n in ast.walk(observed)):  # fmt: skip
                     continue  # a sealed column or folded local is never what the probe observes: it is not there
+                guards: dict[str, Any] = {}
                 try:
                     if ordered:
                         expected = rows[constant.id]  # type: ignore[attr-defined]
@@ -1226,19 +1314,52 @@ class _Compiler(ast.NodeTransformer):
                     elif isinstance(constant, ast.Name) and constant.id in folded:
                         expected = folded[constant.id]
                     else:
-                        expected = literal(constant)
+                        expected, guards = self._worked_out(constant)
                 except _Unsealable:
                     continue
                 if not observed_left and op not in ("in", "not in"):
                     op = _TURNED[op]
                 point = self._point(node, "compare", "sealed", op=op, expected=expected, observed_left=observed_left,
                                     cases=cases, ordered=ordered)  # fmt: skip
-                return [(point, observed)]
+                if op == "==" and not (cases or ordered) and isinstance(observed, ast.Name):
+                    self._asserted(observed.id, expected)
+                return [(point, observed)] + [(self._point(node, "compare", "sealed", op="==", expected=value),
+                                               ast.Name(name, ast.Load())) for name, value in guards.items()]  # fmt: skip
             return [self._open(test, node)]
         if isinstance(inner, ast.Compare):  # a chain, or an operator the judge does not apply
             return [self._open(test, node)]
         truth = ast.Call(ast.Name("bool", ast.Load()), [inner], [])  # the truth alone: a list need not travel
         return [(self._point(node, "truth", "guessable", expected=not negated), truth)]
+
+    def _asserted(self, name: str, value: Any) -> None:
+        """After ``assert name == value`` straight in a function's body, a local bound once
+        holds ``value`` in every run that goes on (the host judged it so, on plain data):
+        a later expected side may read it as a guarded input (``_worked_out``)."""
+        function = self.enclosing[-1] if self.enclosing else None
+        if function is None or self.reach != (1, 1) or not self.guarded or not _is_plain(value):
+            return
+        params = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
+        if name not in params and _own_bindings(function.body).get(name) == 1:
+            self.guarded[-1].setdefault(name, copy.deepcopy(value))
+
+    def _worked_out(self, side: ast.expr) -> tuple[Any, dict[str, Any]]:
+        """The value of an expected side the host works out, and the list, dict or set
+        inputs it read (``guarded``), each with the value it must still hold: the test
+        handed them to the product, which could have changed them, so each becomes a
+        point of its own (the input unchanged), and the side's value is what the test's
+        own text gives. ``_Unsealable`` where the host cannot work it out."""
+        try:
+            return literal(side), {}
+        except _Unsealable:
+            guarded = self.guarded[-1] if self.guarded else {}
+            read = {n.id for n in ast.walk(side) if isinstance(n, ast.Name) and n.id in guarded}
+            if not read:
+                raise
+        token = _KNOWN.set({**_KNOWN.get(), **{name: copy.deepcopy(guarded[name]) for name in read}})
+        try:
+            return literal(side), {name: guarded[name] for name in sorted(read)}
+        finally:
+            _KNOWN.reset(token)
 
     def _open(self, test: ast.expr, node: ast.AST) -> tuple[int, ast.expr]:
         return self._point(node, "open", "open"), ast.Call(ast.Name("bool", ast.Load()), [test], [])
@@ -1433,7 +1554,16 @@ def _seal_rows(loop: ast.For | ast.AsyncFor, function: ast.FunctionDef | ast.Asy
         names = [e.id for e in target.elts]  # type: ignore[attr-defined]
     else:
         return {}
-    if len(set(names)) != len(names) or not isinstance(table, (ast.List, ast.Tuple)) or not table.elts:
+    bound = _table_binding(table, loop, function) if isinstance(table, ast.Name) else None
+    if bound is not None:
+        table = bound.value
+    if not isinstance(table, (ast.List, ast.Tuple)):
+        token = _KNOWN.set({**_KNOWN.get(), **_inputs_before(loop, function)})
+        try:
+            table = _worked_table(table)
+        finally:
+            _KNOWN.reset(token)
+    if len(set(names)) != len(names) or table is None or not table.elts:
         return {}
     rows = []
     for row in table.elts:
@@ -1445,18 +1575,21 @@ def _seal_rows(loop: ast.For | ast.AsyncFor, function: ast.FunctionDef | ast.Asy
                            decorator_list=[], returns=None)  # fmt: skip
     straight = {id(n) for statement in _straight(loop.body) if isinstance(statement, (ast.Assert, ast.Expr))
                 for n in ast.walk(statement)}  # fmt: skip
+    labels = [n for call in _subtests(loop.body) for n in ast.walk(call) if isinstance(n, ast.Name)]
+    straight |= {id(n) for n in labels}
     inside = {id(n) for n in ast.walk(body)}
     reads: dict[str, list[ast.Name]] = {}
     for node in _own_nodes(function.body):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             reads.setdefault(node.id, []).append(node)
     stores = _own_bindings(function.body)
+    order = _Order(function)
 
-    def only_checked(name: str, after: int = 0) -> bool:
-        return all(id(n) in inside and id(n) in straight and n.lineno > after for n in reads.get(name, ()))
+    def only_checked(name: str, after: ast.stmt | None = None) -> bool:
+        return all(id(n) in inside and id(n) in straight and (after is None or order.after(n, after)) for n in reads.get(name, ()))
 
     found: dict[str, tuple[Any, ...]] = {}
-    hidden = {name for name in _expected_only(body, names) if only_checked(name)}
+    hidden = {name for name in _expected_only(body, names, labels) if only_checked(name)}
     for name in hidden:
         try:
             found[name] = tuple(literal(cells[names.index(name)]) for cells in rows)
@@ -1477,18 +1610,21 @@ def _seal_rows(loop: ast.For | ast.AsyncFor, function: ast.FunctionDef | ast.Asy
     bindings = [s for s in _straight(loop.body) if _assigns_one_name(s) and stores.get(s.targets[0].id) == 1  # type: ignore[attr-defined]
                 and s.targets[0].id not in names]  # type: ignore[attr-defined]  # fmt: skip
     worked: list[ast.stmt] = []
+    scratch = _scratch(function, loop, bindings, order)
     for statement in bindings:
         name = statement.targets[0].id  # type: ignore[attr-defined]
-        if not (only_checked(name, statement.lineno) and _expected_only(body, [name], statement.targets)):  # type: ignore[attr-defined]
+        if not (only_checked(name, statement) and _expected_only(body, [name], [*statement.targets, *labels])):  # type: ignore[attr-defined]
             continue
         per_row = []
+        state = copy.deepcopy(scratch)  # kept row after row, in the rows' order
         for known in values:
-            token = _KNOWN.set({**_KNOWN.get(), **known})
+            token, kept = _KNOWN.set({**_KNOWN.get(), **known, **state}), _SCRATCH.set(frozenset(state))
             try:
                 per_row.append(literal(statement.value))  # type: ignore[attr-defined]
             except _Unsealable:
                 break
             finally:
+                _SCRATCH.reset(kept)
                 _KNOWN.reset(token)
         if len(per_row) == len(rows):
             found[name] = tuple(per_row)
@@ -1497,18 +1633,125 @@ def _seal_rows(loop: ast.For | ast.AsyncFor, function: ast.FunctionDef | ast.Asy
         return {}
     for block in [loop.body, *(s.body for s in _straight(loop.body) if isinstance(s, (ast.With, ast.AsyncWith)))]:
         block[:] = [s for s in block if not any(s is w for w in worked)] or [ast.Pass()]
+    for call in _subtests(loop.body):  # a sub-test's label names no expected value: it stands in as None
+        _StandIn(dict.fromkeys(found)).visit(call)
     keep = [i for i, name in enumerate(names) if name not in found]
     if len(keep) == len(names):
         return found
     if not keep:
-        loop.target, loop.iter = ast.Name("_", ast.Store()), ast.Call(ast.Name("range", ast.Load()), [ast.Constant(len(rows))], [])
+        loop.target, rest = ast.Name("_", ast.Store()), ast.Call(ast.Name("range", ast.Load()), [ast.Constant(len(rows))], [])
     elif len(keep) == 1:
         loop.target = ast.Name(names[keep[0]], ast.Store())
-        loop.iter = ast.Tuple([cells[keep[0]] for cells in rows], ast.Load())
+        rest = ast.Tuple([cells[keep[0]] for cells in rows], ast.Load())
     else:
         loop.target = ast.Tuple([ast.Name(names[i], ast.Store()) for i in keep], ast.Store())
-        loop.iter = ast.Tuple([ast.Tuple([cells[i] for i in keep], ast.Load()) for cells in rows], ast.Load())
+        rest = ast.Tuple([ast.Tuple([cells[i] for i in keep], ast.Load()) for cells in rows], ast.Load())
+    if bound is not None:
+        bound.value = rest  # the table's own line holds what is left of it
+    else:
+        loop.iter = rest
     return found
+
+
+def _scratch(function: ast.FunctionDef | ast.AsyncFunctionDef, loop: ast.stmt, statements: list[ast.stmt],
+             order: _Order) -> dict[str, Any]:  # fmt: skip
+    """Locals the loop's per-row ``statements`` keep state in (``first_index = {}`` before
+    ``for ...: expected = first_index.setdefault(element, index)``): a dict, list or set
+    bound once, straight in the body before the loop, to a literal, and read nowhere but
+    in those statements' values. The host keeps them from row to row; the product never
+    sees them."""
+    stores = _own_bindings(function.body)
+    inside = {id(n) for statement in statements for n in ast.walk(statement.value)}  # type: ignore[attr-defined]
+    found = {}
+    for statement in _straight(function.body):
+        if not (_assigns_one_name(statement) and order.after(loop, statement) and stores.get(statement.targets[0].id) == 1):  # type: ignore[attr-defined]
+            continue
+        target = statement.targets[0]  # type: ignore[attr-defined]
+        uses = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == target.id and n is not target]
+        if not uses or any(id(n) not in inside for n in uses):
+            continue
+        try:
+            value = literal(statement.value)  # type: ignore[attr-defined]
+        except _Unsealable:
+            continue
+        if isinstance(value, (dict, list, set)):
+            found[target.id] = value
+    return found
+
+
+def _inputs_before(loop: ast.stmt, function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Any]:
+    """The locals ``function`` binds, each once, to values the host works out, in the run of
+    statements straight in its body that ends where ``loop`` starts: nothing of the
+    product's runs between their binding and the loop, so they hold their literal value
+    when it starts."""
+    stores = _own_bindings(function.body)
+    known: dict[str, Any] = {}
+    for statement in function.body:
+        if any(node is loop for node in ast.walk(statement)):
+            return known
+        if not (_assigns_one_name(statement) and stores.get(statement.targets[0].id) == 1):  # type: ignore[attr-defined]
+            known = {}
+            continue
+        token = _KNOWN.set({**_KNOWN.get(), **known})
+        try:
+            known[statement.targets[0].id] = literal(statement.value)  # type: ignore[attr-defined]
+        except _Unsealable:
+            known = {}
+        finally:
+            _KNOWN.reset(token)
+    return {}
+
+
+def _worked_table(node: ast.expr) -> ast.Tuple | None:
+    """The table a loop runs over when the host works it out (``enumerate(product(*iterables))``),
+    as a display of its rows (at most ``_TABLE_ROWS``), or None."""
+    try:
+        rows = literal(node, plain=False)
+    except _Unsealable:
+        return None
+    if not isinstance(rows, (list, tuple, range)) or len(rows) > _TABLE_ROWS:
+        return None
+    try:
+        return ast.Tuple([_display_of(row) for row in rows], ast.Load())
+    except _Unsealable:
+        return None
+
+
+def _display_of(value: Any) -> ast.expr:
+    """The expression that gives back ``value`` (plain data the host worked out), or
+    ``_Unsealable``."""
+    try:
+        node = ast.parse(repr(value), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise _Unsealable from exc
+    try:
+        again = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as exc:
+        raise _Unsealable from exc
+    if again != value or repr(again) != repr(value):
+        raise _Unsealable
+    return node
+
+
+def _table_binding(name: ast.Name, loop: ast.For | ast.AsyncFor, function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.Assign | None:
+    """The assignment straight in ``function``'s body that binds the table ``loop`` runs
+    over by name (``cases = [...]`` before ``for a, expected in cases:``), when that is the
+    name's only binding and the loop its only reader; else None."""
+    order = _Order(function)
+    binding = next((s for s in _straight(function.body) if _assigns_one_name(s) and s.targets[0].id == name.id  # type: ignore[attr-defined]
+                    and order.after(loop, s)), None)  # fmt: skip
+    uses = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name.id]  # nested scopes too
+    if binding is None or len(uses) != 2 or not any(n is name for n in uses) or not any(n is binding.targets[0] for n in uses):
+        return None
+    return binding
+
+
+def _subtests(body: list[ast.stmt]) -> list[ast.Call]:
+    """The ``self.subTest(...)`` calls that open ``with`` blocks straight in ``body``: they
+    only label what the block reports."""
+    return [item.context_expr for statement in _straight(body) if isinstance(statement, (ast.With, ast.AsyncWith))
+            for item in statement.items if isinstance(item.context_expr, ast.Call)
+            and ast.unparse(item.context_expr.func) == "self.subTest"]  # fmt: skip
 
 
 def _straight(body: list[ast.stmt]) -> Iterable[ast.stmt]:
@@ -1558,6 +1801,94 @@ def _module_constants(tree: ast.Module) -> dict[str, Any]:
     return found
 
 
+def _literal_locals(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Locals ``function`` binds once, straight in its body, to a literal the host works
+    out, and reads only after that line (the probe still holds the line: the test also
+    hands the value to the product). Those no code can change (``_frozen``) come first:
+    an expected value worked out from them is the host's to work out, like one from a
+    module constant. Lists, dicts and sets come second: their value when bound, which
+    an expected side may use only with a point that the input still holds it."""
+    stores = _own_bindings(function.body)
+    params = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
+    frozen: dict[str, Any] = {}
+    guarded: dict[str, Any] = {}
+    order = _Order(function)
+    for statement in _straight(function.body):
+        if not _assigns_one_name(statement):
+            continue
+        name = statement.targets[0].id  # type: ignore[attr-defined]
+        if stores.get(name) != 1 or name in params:
+            continue
+        if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and not order.after(n, statement)
+               for n in ast.walk(function)):  # fmt: skip
+            continue
+        token = _KNOWN.set({**_KNOWN.get(), **frozen})  # never from a guarded one: it may have changed by then
+        try:
+            value = literal(statement.value, plain=False)  # type: ignore[attr-defined]
+        except _Unsealable:
+            continue
+        finally:
+            _KNOWN.reset(token)
+        if _frozen(value):
+            frozen[name] = value
+        elif isinstance(value, (list, dict, set)):
+            guarded[name] = value
+    for statement in _straight(function.body):  # ``expected = iterable``: the same object, under the same guard
+        if (_assigns_one_name(statement) and isinstance(statement.value, ast.Name) and statement.value.id in guarded  # type: ignore[attr-defined]
+                and stores.get(statement.targets[0].id) == 1 and statement.targets[0].id not in params):  # type: ignore[attr-defined]  # fmt: skip
+            guarded[statement.targets[0].id] = copy.deepcopy(guarded[statement.value.id])  # type: ignore[attr-defined]
+    return frozen, guarded
+
+
+#: Calls that read a function's locals by name: where one is made, no local is renamed.
+_NAME_READERS = frozenset({"locals", "vars", "eval", "exec", "dir"})
+
+
+def _rename_rebound(function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+    """Give each binding of a local the body binds more than once its own name (``actual``,
+    ``actual__2``, ...), edited in place, where that changes nothing the test does: every
+    binding is ``name = ...`` straight in the body, every read lies after the first, in
+    this function's own scope, and reads the binding last made before it. Each then
+    binds once, so an expected value it holds is folded as any other."""
+    if any(isinstance(n, (ast.Global, ast.Nonlocal)) or (isinstance(n, ast.Name) and n.id in _NAME_READERS)
+           for n in ast.walk(function)):  # fmt: skip
+        return
+    own = list(_own_nodes(function.body))
+    mine = {id(n) for n in own}
+    taken = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)} | {a.arg for a in ast.walk(function.args)
+                                                                              if isinstance(a, ast.arg)}  # fmt: skip
+    assigns = [s for s in _straight(function.body) if _assigns_one_name(s)]
+    order = _Order(function)
+    for name, count in _own_bindings(function.body).items():
+        bindings = [s for s in assigns if s.targets[0].id == name]  # type: ignore[attr-defined]
+        if count < 2 or len(bindings) != count or name in taken - {n.id for n in own if isinstance(n, ast.Name)}:
+            continue
+        uses = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name]
+        if any(id(n) not in mine for n in uses):
+            continue  # a nested scope reads or binds it
+        owner: dict[int, int] = {}
+        for node in uses:
+            if isinstance(node.ctx, ast.Load):
+                before = [k for k, binding in enumerate(bindings) if order.after(node, binding)]
+                if not before:
+                    break  # read before its first binding
+                owner[id(node)] = before[-1]
+        else:
+            names = [name] + [_fresh(f"{name}__{k + 1}", taken) for k in range(1, count)]
+            taken.update(names)
+            for k, statement in enumerate(bindings):
+                statement.targets[0].id = names[k]  # type: ignore[attr-defined]
+            for node in uses:
+                if id(node) in owner:
+                    node.id = names[owner[id(node)]]
+
+
+def _fresh(name: str, taken: Collection[str]) -> str:
+    while name in taken:
+        name += "_"
+    return name
+
+
 def _fold_locals(function: ast.FunctionDef | ast.AsyncFunctionDef, constants: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Locals that hold an expected value: a name bound once, by ``name = <literal>``
     straight in ``function``'s body, bound nowhere else, and read only, after that line and
@@ -1598,18 +1929,48 @@ def _fold_locals(function: ast.FunctionDef | ast.AsyncFunctionDef, constants: Ma
     folded = _expected_only(function, sorted(bound), [item[0].targets[0] for item in bound.values()],  # type: ignore[misc]
                             {name: item[1] for name, item in bound.items()}, known)  # fmt: skip
 
-    def within(name: str, line: int) -> bool:
+    order = _Order(function)
+
+    def within(name: str, read: ast.Name) -> bool:
         statement, _, block = bound[name]
-        return line > statement.lineno and (block is function.body or line <= (block[-1].end_lineno or block[-1].lineno))
+        return order.after(read, statement) and (block is function.body or order.within(read, block))
 
     folded = {name for name in folded
-              if all(within(name, n.lineno) for n in own if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load))}
+              if all(within(name, n) for n in own if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load))}
     for block in blocks:
         block[:] = [s for s in block if not any(s is bound[name][0] for name in folded)] or [ast.Pass()]
     values = {name: bound[name][1] for name in folded}
     for call in _prints(function):
         _StandIn(values).visit(call)
     return values
+
+
+class _Order:
+    """Where the nodes of a tree lie in the order its text runs: each node's index in a
+    walk in field order, and the last index inside each. Line numbers cannot tell this
+    for the statements an inlined helper puts on its call's line."""
+
+    def __init__(self, root: ast.AST) -> None:
+        self.first: dict[int, int] = {}
+        self.last: dict[int, int] = {}
+        todo: list[tuple[ast.AST, bool]] = [(root, False)]
+        count = 0
+        while todo:
+            node, done = todo.pop()
+            if done:
+                self.last[id(node)] = count - 1
+                continue
+            self.first[id(node)] = count
+            count += 1
+            todo.append((node, True))
+            todo.extend((child, False) for child in reversed(list(ast.iter_child_nodes(node))))
+
+    def after(self, node: ast.AST, statement: ast.AST) -> bool:
+        """Whether ``node`` lies after the whole of ``statement``."""
+        return self.first[id(node)] > self.last[id(statement)]
+
+    def within(self, node: ast.AST, block: list[ast.stmt]) -> bool:
+        return self.first[id(block[0])] <= self.first[id(node)] <= self.last[id(block[-1])]
 
 
 def _own_nodes(body: list[ast.stmt]) -> Iterable[ast.AST]:
