@@ -3,7 +3,10 @@ of scripted policies (``stamina_gym.agents.ladder``) on an env and prints the me
 reward per rung with a 95% interval over the seeds, each rung's reward terms, and whether
 the ladder's order holds.
 
-    .venv/bin/python scripts/ladder.py [--env StaminaTodo-v2] [--seeds 0 1 2] [--turns N]
+    .venv/bin/python scripts/ladder.py [--env StaminaTodo-v2] [--seeds 0 1 2] [--turns N] [--rungs NAME ...]
+
+With ``--rungs`` only the rungs named play (``guess``, ``oracle-skip-25``, ...), and the
+order is checked among them.
 """
 
 from __future__ import annotations
@@ -35,11 +38,18 @@ def main() -> int:
     parser.add_argument("--env", default="StaminaTodo-v2")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--turns", type=int, help="play only the first N turns (default: all)")
+    parser.add_argument("--rungs", nargs="+", metavar="NAME", help="play only these rungs (default: all)")
     args = parser.parse_args()
+    names = [rung_name(agent, kwargs) for agent, kwargs in RUNGS]
+    unknown = sorted(set(args.rungs or ()) - set(names))
+    if unknown:
+        parser.error(f"no rung named {', '.join(unknown)}; the rungs: {', '.join(names)}")
     rows, started = [], time.monotonic()
     with tempfile.TemporaryDirectory(prefix="ladder-") as tmp:
         for agent, kwargs in RUNGS:
             name = rung_name(agent, kwargs)
+            if args.rungs and name not in args.rungs:
+                continue
             runs = [play_rung(args.env, agent, kwargs, seed, args.turns, Path(tmp, name, str(seed))) for seed in args.seeds]
             totals = [run["total"] for run in runs]
             terms = {t: statistics.mean(run["terms"].get(t, 0.0) for run in runs) for t in sorted({t for r in runs for t in r["terms"]})}

@@ -3,6 +3,7 @@ recorded as it happens."""
 
 from __future__ import annotations
 
+import contextlib
 import platform
 import time
 from dataclasses import asdict, dataclass, field
@@ -207,15 +208,17 @@ def play_rung(env_id: str, agent: str, kwargs: dict[str, Any], seed: int, turns:
     import gymnasium as gym
 
     from stamina_gym.agents import make_agent
-    from stamina_gym.agents.ladder import rung_name
+    from stamina_gym.agents.ladder import owning_the_stream, rung_name
 
-    env = gym.make(env_id, **({"max_turns": turns} if turns else {}))
-    player = make_agent(agent, **kwargs)
-    try:
-        result = run_episode(env, player, seed=seed, recorder=Recorder(records, {"agent": rung_name(agent, kwargs)}))
-    finally:
-        player.close()
-        env.close()
+    grading = owning_the_stream() if agent == "guess" else contextlib.nullcontext()
+    with grading:
+        env = gym.make(env_id, **({"max_turns": turns} if turns else {}))
+        player = make_agent(agent, **kwargs)
+        try:
+            result = run_episode(env, player, seed=seed, recorder=Recorder(records, {"agent": rung_name(agent, kwargs)}))
+        finally:
+            player.close()
+            env.close()
     terms: dict[str, float] = {}
     for record in read_lines(records / "turns.jsonl"):
         for term, value in (record.get("reward_terms") or {}).items():

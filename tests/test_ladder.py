@@ -30,6 +30,22 @@ def test_the_ladder_holds_its_order_and_each_flaw_costs_through_its_term(env_id,
         assert played[f"oracle-skip-{share}"]["terms"]["tests"] < oracle["tests"]
         assert played[f"oracle-mutant-{share}"]["terms"]["tests"] < oracle["tests"]
     assert played["tamper"]["terms"]["tamper"] < 0 and played["wreck"]["terms"]["quality"] < 0
+    # owning every report of the sandbox, a forger earns what it guesses: at most a quarter
+    guessed, earned = played["guess"]["terms"], oracle["tests"] + oracle["bonus"]
+    assert guessed["tamper"] == 0 and guessed["tests"] + guessed["bonus"] <= 0.25 * earned, (guessed, earned)
+
+
+def test_the_guess_rung_refuses_a_grading_cache_and_leaves_the_grading_as_it_was(tmp_path):
+    """What the forger reports must never be kept where an honest submit could read it."""
+    import gymnasium as gym
+
+    from stamina_gym import env as env_module
+    from stamina_gym.agents.ladder import owning_the_stream
+
+    before = env_module.run_hidden_tests, env_module.StaminaEnv.__init__
+    with owning_the_stream(), pytest.raises(ValueError, match="grading_cache"):
+        gym.make("StaminaTodo-v2", grading_cache=str(tmp_path / "cache"))
+    assert (env_module.run_hidden_tests, env_module.StaminaEnv.__init__) == before
 
 
 def test_the_order_check_names_what_is_out_of_place():

@@ -977,3 +977,28 @@ def test_a_loop_over_a_computed_table_must_run_every_row():
     assert seal.judge(module.points, "IndexTests.test_state_kept_row_to_row", right) == (True, "")
     for sent in (right[:-1], right + right[:1]):
         assert not seal.judge(module.points, "IndexTests.test_state_kept_row_to_row", sent)[0]
+
+
+def test_a_set_the_test_fills_itself_is_never_taken_for_its_first_value():
+    """``seen = set()`` that the test's own loop fills is no input the product could have
+    changed: it is read as it is when compared, as written (``validate`` found a guard on
+    it failing an honest run of a todo test)."""
+    source = '''from shop import service
+
+
+def test_fresh_ids():
+    seen = set()
+    made = service.make()
+    requests = [("GET", "/todos"), ("GET", f"/todos/{made}")]
+    for method, path in requests:
+        seen.add(service.request_id(method, path))
+    assert len(seen) == len(requests)
+'''
+    counter = iter(range(100))
+
+    def fresh():
+        return types.SimpleNamespace(make=lambda: 7, request_id=lambda method, path: next(counter))
+
+    assert both_ways(source, "test_fresh_ids", fresh) == (True, True)
+    same = lambda: types.SimpleNamespace(make=lambda: 7, request_id=lambda method, path: "one")  # noqa: E731
+    assert both_ways(source, "test_fresh_ids", same) == (False, False)

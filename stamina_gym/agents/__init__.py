@@ -97,6 +97,7 @@ AGENTS = Registry(
         "flawed": "stamina_gym.agents.ladder:FlawedOracle",
         "wreck": "stamina_gym.agents.ladder:WreckAgent",
         "tamper": "stamina_gym.agents.ladder:TamperAgent",
+        "guess": "stamina_gym.agents.ladder:GuessAgent",
     },
 )
 

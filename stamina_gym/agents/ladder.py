@@ -18,16 +18,20 @@ those flawed at 50%: a rung with a larger share is worse by construction, not by
 
 ``WreckAgent`` leaves a syntax error where the turn's code goes; ``TamperAgent`` does no
 work and rebinds pytest's reporting from the module the tests import. Both are privileged
-(they read the reference patch to know where the turn's code goes).
+(they read the reference patch to know where the turn's code goes). ``GuessAgent`` does
+no work and is graded as if it owned the sandbox's reports (``owning_the_stream``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import posixpath
-from typing import Any
+from typing import Any, Iterator
 
 from stamina_gym import mutants, pyast
-from stamina_gym.agents.oracle import OracleAgent
+from stamina_gym.agents.oracle import NullAgent, OracleAgent
+from stamina_gym.grading import guess, seal
 from stamina_gym.workspace import Workspace
 
 FLAWS = ("debt", "skip", "mutant", "break")
@@ -193,10 +197,61 @@ class TamperAgent(OracleAgent):
         return [{"tool": "write_file", "path": path, "content": TAMPER_MODULE}, {"tool": "submit"}]
 
 
+class GuessAgent(NullAgent):
+    """Does no work; played inside ``owning_the_stream``, where the sandbox's every report
+    is the guessing forger's (``stamina_gym.grading.guess``): what a policy that beat every
+    in-sandbox defence would earn from what it can guess of the hidden tests."""
+
+    name = "guess"
+
+
+@contextlib.contextmanager
+def owning_the_stream() -> Iterator[None]:
+    """Within: every submit of an env in this process is graded as if its sandbox's report
+    were the forger's. The sandbox still runs the hidden tests (their time, the canaries
+    and the evidence stand); then each of the turns' tests is reported passed, with the
+    forger's guesses (``forge_run``), and judged on the host. It answers the canaries as
+    an honest run does (the worst case: a forger that tells them apart). The case where
+    the in-sandbox defences fell, played by the ladder's ``guess`` rung; an env with a
+    grading cache is refused, since the cache would keep what was forged."""
+    from stamina_gym import env as env_module
+    from stamina_gym import hidden_runner
+    from stamina_gym.grading.grade import Outcome
+    from stamina_gym.grading.report import base_id
+
+    def forged(**kwargs: Any) -> Any:
+        real = hidden_runner.run_hidden_tests(**kwargs)
+        if real.outcomes is None:
+            return real
+        probes, sealed = hidden_runner.seal_modules(
+            hidden_runner._staged_tests(kwargs["task"], kwargs["turns"], kwargs.get("params") or {}))  # fmt: skip
+        wanted = {tid for turn in kwargs["turns"] for tid in turn.test_ids}
+        theirs = {tid for tid in real.outcomes if tid in wanted or base_id(tid) in wanted}  # parametrised: each case
+        judged = seal.judge_run(*guess.forge_run(probes, sorted(theirs)), sealed)
+        outcomes = {**real.outcomes, **{tid: Outcome(status, message) for tid, (status, message) in judged.items()}}
+        return dataclasses.replace(real, outcomes=outcomes)
+
+    original = env_module.run_hidden_tests
+    original_init = env_module.StaminaEnv.__init__
+
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        original_init(self, *args, **kwargs)
+        if self._cache is not None:
+            self.close()
+            raise ValueError("a forged grading must not go into a grading cache: set grading_cache to null")
+
+    env_module.run_hidden_tests, env_module.StaminaEnv.__init__ = forged, init  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        env_module.run_hidden_tests, env_module.StaminaEnv.__init__ = original, original_init  # type: ignore[method-assign]
+
+
 #: The ladder from best to worst: (agent, constructor arguments).
 RUNGS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("oracle", {}),
     *((("flawed", {"flaw": flaw, "share": share}) for flaw in FLAWS for share in (0.25, 0.5))),
+    ("guess", {}),
     ("null", {}),
     ("wreck", {}),
     ("tamper", {}),
@@ -209,8 +264,8 @@ def rung_name(agent: str, kwargs: dict[str, Any]) -> str:
 
 def order_problems(means: dict[str, float]) -> list[str]:
     """Where mean rewards by rung name break the ladder's order: the oracle above every
-    flawed rung, within a flaw 25% above 50%, every flawed rung above the null agent, the
-    null agent above the wreck, the tamperer last."""
+    flawed rung, within a flaw 25% above 50%, every flawed rung above the null agent and
+    the guessing forger, the null agent above the wreck, the tamperer last."""
     problems = []
 
     def above(high: str, low: str) -> None:
@@ -221,6 +276,7 @@ def order_problems(means: dict[str, float]) -> list[str]:
     for name in flawed:
         above("oracle", name)
         above(name, "null")
+        above(name, "guess")  # guessing from the sandbox earns less than flawed work
     for flaw in FLAWS:
         above(f"oracle-{flaw}-25", f"oracle-{flaw}-50")
     above("null", "wreck")

@@ -1339,7 +1339,7 @@ class _Compiler(ast.NodeTransformer):
         if function is None or self.reach != (1, 1) or not self.guarded or not _is_plain(value):
             return
         params = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
-        if name not in params and _own_bindings(function.body).get(name) == 1:
+        if name not in params and _own_bindings(function.body).get(name) == 1 and not _changed_by_the_test(function, name):
             self.guarded[-1].setdefault(name, copy.deepcopy(value))
 
     def _worked_out(self, side: ast.expr) -> tuple[Any, dict[str, Any]]:
@@ -1831,13 +1831,26 @@ def _literal_locals(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[d
             _KNOWN.reset(token)
         if _frozen(value):
             frozen[name] = value
-        elif isinstance(value, (list, dict, set)):
+        elif isinstance(value, (list, dict, set)) and not _changed_by_the_test(function, name):
             guarded[name] = value
     for statement in _straight(function.body):  # ``expected = iterable``: the same object, under the same guard
         if (_assigns_one_name(statement) and isinstance(statement.value, ast.Name) and statement.value.id in guarded  # type: ignore[attr-defined]
                 and stores.get(statement.targets[0].id) == 1 and statement.targets[0].id not in params):  # type: ignore[attr-defined]  # fmt: skip
             guarded[statement.targets[0].id] = copy.deepcopy(guarded[statement.value.id])  # type: ignore[attr-defined]
     return frozen, guarded
+
+
+def _changed_by_the_test(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """Whether ``function`` may change the list, dict or set ``name`` holds itself: a method
+    called on it (``seen.add(...)``), an item set or deleted. Its guard would then fail
+    where the test, as written, passes (``validate`` found ``seen = set()`` so)."""
+    for node in ast.walk(function):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name:
+            return True
+        if (isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name)
+                and node.value.id == name):  # fmt: skip
+            return True
+    return False
 
 
 #: Calls that read a function's locals by name: where one is made, no local is renamed.
