@@ -4,6 +4,7 @@ tests by the best point they hold.
 
     .venv/bin/python scripts/seal_report.py [TASK ...]   # default: the shipped tasks
     .venv/bin/python scripts/seal_report.py --tests DIR ...   # test modules under DIR (an unpacked sdist)
+    .venv/bin/python scripts/seal_report.py --open DIR ...    # DIR's tests that stay open, and why
 
 A point is sealed when its expected value is in no line of the probe and is not a first
 guess; guessable when it is True/False/None, "", a small integer, a common HTTP status or a
@@ -119,7 +120,68 @@ def folder_report(root: Path) -> None:
           f"| {tests.get('open', 0)} | {tests.get('no point', 0)} |")  # fmt: skip
 
 
+#: unittest methods that check membership, and those that compare two values.
+_MEMBERSHIP = {"assertIn", "assertNotIn"}
+_COMPARING = {"assertEqual", "assertNotEqual", "assertIs", "assertIsNot", "assertListEqual", "assertTupleEqual",
+              "assertDictEqual", "assertSetEqual", "assertCountEqual", "assertLess", "assertLessEqual", "assertGreater",
+              "assertGreaterEqual", "assertAlmostEqual"}  # fmt: skip
+
+
+def why_open(tree: ast.Module, line: int) -> str:
+    """What kind of check the open point at ``line`` is: ``membership`` (the container's own
+    ``__contains__`` decides), ``two computed values`` (neither side is one the host can work
+    out: the product's ``__eq__``, an identity), or ``other`` (a form the compiler does not
+    take apart)."""
+    for node in ast.walk(tree):
+        if getattr(node, "lineno", None) != line:
+            continue
+        if isinstance(node, ast.Assert):
+            test = node.test.operand if isinstance(node.test, ast.UnaryOp) else node.test
+            if isinstance(test, ast.Compare) and len(test.ops) == 1:
+                return "membership" if isinstance(test.ops[0], (ast.In, ast.NotIn)) else "two computed values"
+            return "other"
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute):
+            method = node.value.func.attr
+            if method in _MEMBERSHIP:
+                return "membership"
+            if method in _COMPARING:
+                return "two computed values"
+            return "other"
+    return "other"
+
+
+def open_report(root: Path) -> None:
+    """Each test under ``root`` that compiles to no sealed or guessable status, with the kind
+    of each open check it makes; then the tests counted by those kinds."""
+    texts = {path.relative_to(root).as_posix(): path.read_text(encoding="utf-8", errors="replace") for path in root.rglob("*.py")}
+    available = {rel: seal.helper_templates(text) for rel, text in texts.items()}
+    available.update((f"support:{rel[:-3]}", available[rel]) for rel in texts if "/" not in rel)
+    by_kind: dict[str, int] = {}
+    print(f"\n{root.name}: the tests that stay open\n")
+    print("| test | open checks |")
+    print("|---|---|")
+    for path in sorted(root.rglob("test*.py")):
+        rel = path.relative_to(root).as_posix()
+        tree = ast.parse(texts[rel])
+        module = seal.compile_module(texts[rel], str(path), rel, seal.helpers_for(texts[rel], rel, available))
+        for function in test_functions(tree):
+            own = [p for p in module.points.values() if p.function == function]
+            if own and seal.test_status(module.points, function) in ("sealed", "guessable"):
+                continue
+            kinds = sorted({why_open(tree, p.line) for p in own if p.status == "open"}) or ["no check it takes apart"]
+            key = " and ".join(kinds)
+            by_kind[key] = by_kind.get(key, 0) + 1
+            print(f"| {rel}::{function} | {key} |")
+    print("\n| its open checks | tests |\n|---|---:|")
+    for key, count in sorted(by_kind.items(), key=lambda item: -item[1]):
+        print(f"| {key} | {count} |")
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--open"]:
+        for folder in argv[1:]:
+            open_report(Path(folder))
+        return 0
     if argv[:1] == ["--tests"]:
         print("| tests of | points | open points | tests | compiled | open | no point |")
         print("|---|---:|---:|---:|---:|---:|---:|")

@@ -225,10 +225,13 @@ def owning_the_stream() -> Iterator[None]:
             return real
         probes, sealed = hidden_runner.seal_modules(
             hidden_runner._staged_tests(kwargs["task"], kwargs["turns"], kwargs.get("params") or {}))  # fmt: skip
-        wanted = {tid for turn in kwargs["turns"] for tid in turn.test_ids}
-        theirs = {tid for tid in real.outcomes if tid in wanted or base_id(tid) in wanted}  # parametrised: each case
+        wanted = set(kwargs.get("only") or {tid for turn in kwargs["turns"] for tid in turn.test_ids})
+        # every wanted test, also where its module did not even import; a parametrised one case by case
+        theirs = wanted | {tid for tid in real.outcomes if base_id(tid) in wanted}
+        modules = {tid.split("::")[0] for tid in theirs}
         judged = seal.judge_run(*guess.forge_run(probes, sorted(theirs)), sealed)
-        outcomes = {**real.outcomes, **{tid: Outcome(status, message) for tid, (status, message) in judged.items()}}
+        outcomes = {tid: outcome for tid, outcome in real.outcomes.items() if tid not in modules}  # no collection error
+        outcomes.update((tid, Outcome(status, message)) for tid, (status, message) in judged.items())
         return dataclasses.replace(real, outcomes=outcomes)
 
     original = env_module.run_hidden_tests
