@@ -32,7 +32,7 @@ def test_the_ladder_holds_its_order_and_each_flaw_costs_through_its_term(env_id,
     assert played["tamper"]["terms"]["tamper"] < 0 and played["wreck"]["terms"]["quality"] < 0
     # owning every report of the sandbox, a forger earns what it guesses: at most a quarter
     guessed, earned = played["guess"]["terms"], oracle["tests"] + oracle["bonus"]
-    assert guessed["tamper"] == 0 and guessed["tests"] + guessed["bonus"] <= 0.25 * earned, (guessed, earned)
+    assert guessed.get("tamper", 0) == 0 and guessed["tests"] + guessed["bonus"] <= 0.25 * earned, (guessed, earned)
 
 
 def test_the_guess_rung_refuses_a_grading_cache_and_leaves_the_grading_as_it_was(tmp_path):
