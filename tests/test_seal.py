@@ -1002,3 +1002,28 @@ def test_fresh_ids():
     assert both_ways(source, "test_fresh_ids", fresh) == (True, True)
     same = lambda: types.SimpleNamespace(make=lambda: 7, request_id=lambda method, path: "one")  # noqa: E731
     assert both_ways(source, "test_fresh_ids", same) == (False, False)
+
+
+def test_a_library_name_a_test_binds_again_is_not_the_librarys():
+    """``from math import pi`` and then ``pi = service.h()`` in a test: the expected side
+    ``pi * 2`` is the test's local, which only the sandbox knows; so is a local ``date``."""
+    source = '''from datetime import date
+from math import pi
+
+from shop import service
+
+
+def test_local_pi():
+    pi = service.h()
+    assert service.g() == pi * 2
+
+
+def test_local_date():
+    date = service.today
+    assert service.f() == date(2020, 1, 2)
+'''
+    module = seal.compile_module(source, "test_names.py")
+    assert {p.function: p.kind for p in module.points.values()} == {"test_local_pi": "open", "test_local_date": "open"}
+    product = lambda: types.SimpleNamespace(h=lambda: 5, g=lambda: 10, today=lambda *a: "day", f=lambda: "day")  # noqa: E731
+    for test in ("test_local_pi", "test_local_date"):
+        assert both_ways(source, test, product, compiled=module) == (True, True), test

@@ -488,7 +488,7 @@ def _library_names(tree: ast.Module) -> dict[str, Any]:
     """The names ``tree`` binds once, at its top level, to what ``_Fold`` may call of the
     standard library (``_LIBRARY``), as they are called (``date``, or ``datetime.date``
     after ``import datetime``)."""
-    counts = _top_level_bindings(tree)
+    counts = _bindings_anywhere(tree)  # a local, a parameter or a loop target of the name shadows the import
     names: dict[str, Any] = {}
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and node.module in _LIBRARY and not node.level:
@@ -503,6 +503,27 @@ def _library_names(tree: ast.Module) -> dict[str, Any]:
                 if alias.name in _LIBRARY and counts.get(bound) == 1:
                     names.update((f"{bound}.{name}", kind) for name, kind in _LIBRARY[alias.name].items())
     return names
+
+
+def _bindings_anywhere(tree: ast.Module) -> dict[str, int]:
+    """How many times each name is bound anywhere in a module, in any scope (``_bound_names``
+    counted)."""
+    counts: dict[str, int] = {}
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names = [node.id]
+        elif isinstance(node, ast.arg):
+            names = [node.arg]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = [node.name]
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [(alias.asname or alias.name).split(".")[0] for alias in node.names]
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names = list(node.names)
+        for name in names:
+            counts[name] = counts.get(name, 0) + 1
+    return counts
 
 
 def _sized(function: Callable[..., Any], most: int | None = None) -> Callable[..., Any]:
