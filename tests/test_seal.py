@@ -1027,3 +1027,28 @@ def test_local_date():
     product = lambda: types.SimpleNamespace(h=lambda: 5, g=lambda: 10, today=lambda *a: "day", f=lambda: "day")  # noqa: E731
     for test in ("test_local_pi", "test_local_date"):
         assert both_ways(source, test, product, compiled=module) == (True, True), test
+
+
+def test_a_local_bound_where_an_exception_may_skip_it_is_never_worked_out_ahead():
+    """A line after the raising call in a ``raises`` block never runs: a local it binds is
+    unbound for the assertion after the block, and the test fails as written; sealed, it
+    fails too."""
+    source = '''import pytest
+
+from shop import service
+
+
+def test_skipped_binding():
+    with pytest.raises(ValueError):
+        service.check(-1)
+        wanted = "w-5521"
+    assert service.name() == wanted
+'''
+
+    def product():
+        def check(value):
+            raise ValueError(value)
+
+        return types.SimpleNamespace(check=check, name=lambda: "w-5521")
+
+    assert both_ways(source, "test_skipped_binding", product) == (False, False)

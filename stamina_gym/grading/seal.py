@@ -1684,7 +1684,7 @@ def _scratch(function: ast.FunctionDef | ast.AsyncFunctionDef, loop: ast.stmt, s
     stores = _own_bindings(function.body)
     inside = {id(n) for statement in statements for n in ast.walk(statement.value)}  # type: ignore[attr-defined]
     found = {}
-    for statement in _straight(function.body):
+    for statement in _surely_run(function):
         if not (_assigns_one_name(statement) and order.after(loop, statement) and stores.get(statement.targets[0].id) == 1):  # type: ignore[attr-defined]
             continue
         target = statement.targets[0]  # type: ignore[attr-defined]
@@ -1767,6 +1767,22 @@ def _table_binding(name: ast.Name, loop: ast.For | ast.AsyncFor, function: ast.F
     return binding
 
 
+def _surely_run(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
+    """The statements straight in ``function``'s body and in its ``with self.subTest(...)``
+    blocks: each runs once a run gets to it (another ``with`` may swallow an exception,
+    ``pytest.raises`` does, and skip what follows in its block)."""
+    found: list[ast.stmt] = []
+    todo = list(reversed(function.body))
+    while todo:
+        statement = todo.pop()
+        found.append(statement)
+        if isinstance(statement, ast.With) and all(
+                isinstance(item.context_expr, ast.Call) and ast.unparse(item.context_expr.func) == "self.subTest"
+                for item in statement.items):  # fmt: skip
+            todo.extend(reversed(statement.body))
+    return found
+
+
 def _subtests(body: list[ast.stmt]) -> list[ast.Call]:
     """The ``self.subTest(...)`` calls that open ``with`` blocks straight in ``body``: they
     only label what the block reports."""
@@ -1834,7 +1850,7 @@ def _literal_locals(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[d
     frozen: dict[str, Any] = {}
     guarded: dict[str, Any] = {}
     order = _Order(function)
-    for statement in _straight(function.body):
+    for statement in _surely_run(function):
         if not _assigns_one_name(statement):
             continue
         name = statement.targets[0].id  # type: ignore[attr-defined]
@@ -1854,7 +1870,7 @@ def _literal_locals(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[d
             frozen[name] = value
         elif isinstance(value, (list, dict, set)) and not _changed_by_the_test(function, name):
             guarded[name] = value
-    for statement in _straight(function.body):  # ``expected = iterable``: the same object, under the same guard
+    for statement in _surely_run(function):  # ``expected = iterable``: the same object, under the same guard
         if (_assigns_one_name(statement) and isinstance(statement.value, ast.Name) and statement.value.id in guarded  # type: ignore[attr-defined]
                 and stores.get(statement.targets[0].id) == 1 and statement.targets[0].id not in params):  # type: ignore[attr-defined]  # fmt: skip
             guarded[statement.targets[0].id] = copy.deepcopy(guarded[statement.value.id])  # type: ignore[attr-defined]
@@ -1891,7 +1907,7 @@ def _rename_rebound(function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
     mine = {id(n) for n in own}
     taken = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)} | {a.arg for a in ast.walk(function.args)
                                                                               if isinstance(a, ast.arg)}  # fmt: skip
-    assigns = [s for s in _straight(function.body) if _assigns_one_name(s)]
+    assigns = [s for s in _surely_run(function) if _assigns_one_name(s)]
     order = _Order(function)
     for name, count in _own_bindings(function.body).items():
         bindings = [s for s in assigns if s.targets[0].id == name]  # type: ignore[attr-defined]
