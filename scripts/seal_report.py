@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import sys
 from pathlib import Path
+from typing import Iterator
 
 from stamina_gym.config import RewardConfig
 from stamina_gym.grading import guess, seal
@@ -89,6 +90,24 @@ def test_functions(tree: ast.Module) -> list[str]:
     return found
 
 
+def compiled_modules(root: Path) -> Iterator[tuple[str, ast.Module | None, seal.Compiled | None]]:
+    """Each test module under ``root`` (its path there, its tree, what it compiles to; the
+    last two None where it does not parse), with the assertion helpers of the modules beside
+    it, found as mining finds them: the tests folder's own top-level modules by name."""
+    texts = {path.relative_to(root).as_posix(): path.read_text(encoding="utf-8", errors="replace") for path in root.rglob("*.py")}
+    available = {rel: seal.helper_templates(text) for rel, text in texts.items()}
+    available.update((f"support:{rel[:-3]}", available[rel]) for rel in texts if "/" not in rel)
+    for path in sorted(root.rglob("test*.py")):
+        rel = path.relative_to(root).as_posix()
+        try:
+            tree = ast.parse(texts[rel])
+            module = seal.compile_module(texts[rel], str(path), rel, seal.helpers_for(texts[rel], rel, available))
+        except SyntaxError:
+            yield rel, None, None
+            continue
+        yield rel, tree, module
+
+
 def folder_report(root: Path) -> None:
     """How the test modules under ``root`` compile: points by status, and tests by
     ``seal.test_status``; a test is compiled when that is sealed or guessable (a sealed
@@ -96,21 +115,13 @@ def folder_report(root: Path) -> None:
     makes stays as written (in a helper, or a form the compiler does not take apart)."""
     points: dict[str, int] = {}
     tests: dict[str, int] = {}
-    texts = {path.relative_to(root).as_posix(): path.read_text(encoding="utf-8", errors="replace") for path in root.rglob("*.py")}
-    available = {rel: seal.helper_templates(text) for rel, text in texts.items()}
-    # what mining does: the tests folder's own top-level modules, imported by name, are found
-    available.update((f"support:{rel[:-3]}", available[rel]) for rel in texts if "/" not in rel)
-    for path in sorted(root.rglob("test*.py")):
-        rel = path.relative_to(root).as_posix()
-        text = texts[rel]
-        try:
-            module = seal.compile_module(text, str(path), rel, seal.helpers_for(text, rel, available))
-        except SyntaxError:
+    for _, tree, module in compiled_modules(root):
+        if module is None:
             tests["does not parse"] = tests.get("does not parse", 0) + 1
             continue
         for point in module.points.values():
             points[point.status] = points.get(point.status, 0) + 1
-        for function in test_functions(ast.parse(text)):
+        for function in test_functions(tree):
             own = [p for p in module.points.values() if p.function == function]
             status = seal.test_status(module.points, function) if own else "no point"
             tests[status] = tests.get(status, 0) + 1
@@ -153,17 +164,14 @@ def why_open(tree: ast.Module, line: int) -> str:
 def open_report(root: Path) -> None:
     """Each test under ``root`` that compiles to no sealed or guessable status, with the kind
     of each open check it makes; then the tests counted by those kinds."""
-    texts = {path.relative_to(root).as_posix(): path.read_text(encoding="utf-8", errors="replace") for path in root.rglob("*.py")}
-    available = {rel: seal.helper_templates(text) for rel, text in texts.items()}
-    available.update((f"support:{rel[:-3]}", available[rel]) for rel in texts if "/" not in rel)
     by_kind: dict[str, int] = {}
     print(f"\n{root.name}: the tests that stay open\n")
     print("| test | open checks |")
     print("|---|---|")
-    for path in sorted(root.rglob("test*.py")):
-        rel = path.relative_to(root).as_posix()
-        tree = ast.parse(texts[rel])
-        module = seal.compile_module(texts[rel], str(path), rel, seal.helpers_for(texts[rel], rel, available))
+    for rel, tree, module in compiled_modules(root):
+        if module is None:
+            print(f"| {rel} | does not parse |")
+            continue
         for function in test_functions(tree):
             own = [p for p in module.points.values() if p.function == function]
             if own and seal.test_status(module.points, function) in ("sealed", "guessable"):
