@@ -211,7 +211,11 @@ def test_a_folder_shown_under_tmp_stays_visible_while_each_call_starts_with_an_e
     env = mini_env(sandbox={"kind": "local"})
     try:
         env.reset(seed=0)
-        first = warm(env, f"cat {shown}/bin/marker; touch /tmp/left; mkdir -p /tmp/dir/sub; ls /tmp")
+        # as a policy would: a mount of its own under /tmp (the sweep spares mount points),
+        # and a file beside the shown folder (the sweep steps into the folders leading to one)
+        hide = (f"mkdir -p /tmp/keep; unshare -Urm sh -c 'mount -t tmpfs none /tmp/keep && touch /tmp/keep/x' "
+                f"2>/dev/null; touch {tmp_path}/sneak 2>/dev/null; ")  # fmt: skip
+        first = warm(env, f"cat {shown}/bin/marker; {hide}touch /tmp/left; mkdir -p /tmp/dir/sub; ls /tmp")
         assert first.exit_code == 0 and first.output.startswith("shown\n"), first.output
         assert {"left", "dir"} <= set(first.output.split()), first.output
         second = warm(env, f"cat {shown}/bin/marker; ls -A /tmp")
@@ -219,6 +223,7 @@ def test_a_folder_shown_under_tmp_stays_visible_while_each_call_starts_with_an_e
         # what stays: the folders leading to what the sandbox shows under /tmp (this one's,
         # and the checkout's own where it lies under /tmp too)
         assert listed[0] == "shown" and tmp_path.relative_to("/tmp").parts[0] in listed[1:], second.output
-        assert not {"left", "dir"} & set(listed), second.output
+        assert not {"left", "dir", "keep"} & set(listed), second.output
+        assert warm(env, f"ls -A {tmp_path}").output.split() == ["venv"]
     finally:
         env.close()
