@@ -16,7 +16,7 @@ shutil.copytree; bare ``python -m pytest`` on the same tests and source in a tem
 the quality measurement at submit (incremental, all cached, cold) against running
 pylint, bandit and radon as command lines on the same files, the floors (interpreter
 start, pytest import, a git restore), and the simulated user's ask step on
-StaminaClarify-v2 against a read_file step. Measurements are
+StaminaClarify-v3 against a read_file step. Measurements are
 interleaved so that noise on this shared machine hits both sides of a ratio alike.
 
 Where a Docker engine answers and the sandbox image is built, a second table puts the
@@ -281,11 +281,11 @@ def quality_rows(task, repeat: int) -> list[tuple[str, float, str, float | None]
 
 
 def dialogue_rows(n: int) -> list[tuple]:
-    """The simulated user on StaminaClarify-v2's first turn: an ``ask`` step against a
+    """The simulated user on StaminaClarify-v3's first turn: an ``ask`` step against a
     ``read_file`` step of the same env, and the per-turn BM25 matcher build."""
     from stamina_gym.user.match import KeyPointMatcher
 
-    env = gym.make("StaminaClarify-v2")
+    env = gym.make("StaminaClarify-v3")
     env.reset(seed=0)
     turn = env.unwrapped.turns[0]
     questions = [p.phrasings[0] for p in turn.spec.spec.key_points]

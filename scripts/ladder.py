@@ -3,9 +3,10 @@ of scripted policies (``stamina_gym.agents.ladder``) on an env and prints the me
 reward per rung with a 95% interval over the seeds, each rung's reward terms, and whether
 the ladder's order holds.
 
-    .venv/bin/python scripts/ladder.py [--env StaminaTodo-v2] [--seeds 0 1 2] [--turns N] [--rungs NAME ...]
+    .venv/bin/python scripts/ladder.py [--env StaminaTodo-v2] [--seeds 0 1 2] [--turns N] [--rungs NAME ...] [--sandbox docker]
 
-With ``--rungs`` only the rungs named play (``guess``, ``oracle-skip-25``, ...), and the
+The ``attack-*`` rungs forge in-sandbox judging three ways (``ATTACKS``); each must earn
+no more than the null agent + 0.05 a turn. With ``--rungs`` only the rungs named play (``guess``, ``oracle-skip-25``, ...), and the
 order is checked among them.
 """
 
@@ -39,30 +40,32 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--turns", type=int, help="play only the first N turns (default: all)")
     parser.add_argument("--rungs", nargs="+", metavar="NAME", help="play only these rungs (default: all)")
+    parser.add_argument("--sandbox", choices=["local", "docker"], help="the sandbox's kind (default: the env's)")
     args = parser.parse_args()
     names = [rung_name(agent, kwargs) for agent, kwargs in RUNGS]
     unknown = sorted(set(args.rungs or ()) - set(names))
     if unknown:
         parser.error(f"no rung named {', '.join(unknown)}; the rungs: {', '.join(names)}")
-    rows, started = [], time.monotonic()
+    rows, started, turns = [], time.monotonic(), 1
     with tempfile.TemporaryDirectory(prefix="ladder-") as tmp:
         for agent, kwargs in RUNGS:
             name = rung_name(agent, kwargs)
             if args.rungs and name not in args.rungs:
                 continue
-            runs = [play_rung(args.env, agent, kwargs, seed, args.turns, Path(tmp, name, str(seed))) for seed in args.seeds]
+            runs = [play_rung(args.env, agent, kwargs, seed, args.turns, Path(tmp, name, str(seed)), args.sandbox) for seed in args.seeds]
             totals = [run["total"] for run in runs]
+            turns = max(turns, *(run["turns"] for run in runs))
             terms = {t: statistics.mean(run["terms"].get(t, 0.0) for run in runs) for t in sorted({t for r in runs for t in r["terms"]})}
             rows.append((name, statistics.mean(totals), interval(totals), terms))
             print(f"{name}: {statistics.mean(totals):.3f} ±{interval(totals):.3f} (seeds: {', '.join(f'{t:.3f}' for t in totals)}; "
                   f"{time.monotonic() - started:.0f}s)", file=sys.stderr, flush=True)  # fmt: skip
     shown = ("tests", "bonus", "regression", "quality", "rules", "tamper")
-    print(f"\n{args.env}, {args.turns or 'all'} turns, seeds {' '.join(map(str, args.seeds))}\n")
+    print(f"\n{args.env}, {args.turns or 'all'} turns, seeds {' '.join(map(str, args.seeds))}, sandbox {args.sandbox or 'as the env says'}\n")
     print("| rung | mean total reward | 95% interval | " + " | ".join(shown) + " |")
     print("|---|---:|---:|" + "---:|" * len(shown))
     for name, mean, half, terms in rows:
         print(f"| {name} | {mean:.3f} | ±{half:.3f} | " + " | ".join(f"{terms.get(t, 0.0):.3f}" for t in shown) + " |")
-    problems = order_problems({name: mean for name, mean, _, _ in rows})
+    problems = order_problems({name: mean for name, mean, _, _ in rows}, turns)
     print("\nthe ladder's order holds" if not problems else "\nORDER BROKEN:\n  " + "\n  ".join(problems))
     return 0 if not problems else 1
 

@@ -110,9 +110,11 @@ def compiled_modules(root: Path) -> Iterator[tuple[str, ast.Module | None, seal.
 
 def folder_report(root: Path) -> None:
     """How the test modules under ``root`` compile: points by status, and tests by
-    ``seal.test_status``; a test is compiled when that is sealed or guessable (a sealed
-    point in its own body, or first guesses only), and has no point when every check it
-    makes stays as written (in a helper, or a form the compiler does not take apart)."""
+    ``seal.test_status``. A test is compiled when its body holds a point (a probe and a
+    judge replace it, as every test of the shipped tasks); of those, sealed or guessable
+    when no point of its body stays open (a forger must guess, or cannot); it has no point
+    when every check it makes stays as written (in a helper, or a form the compiler does
+    not take apart)."""
     points: dict[str, int] = {}
     tests: dict[str, int] = {}
     for _, tree, module in compiled_modules(root):
@@ -126,9 +128,11 @@ def folder_report(root: Path) -> None:
             status = seal.test_status(module.points, function) if own else "no point"
             tests[status] = tests.get(status, 0) + 1
     total = sum(tests.values())
-    compiled = tests.get("sealed", 0) + tests.get("guessable", 0)
-    print(f"| {root.name} | {sum(points.values())} | {points.get('open', 0)} | {total} | {compiled} ({100 * compiled / max(total, 1):.0f}%) "
-          f"| {tests.get('open', 0)} | {tests.get('no point', 0)} |")  # fmt: skip
+    compiled = tests.get("sealed", 0) + tests.get("guessable", 0) + tests.get("open", 0)
+    closed = tests.get("sealed", 0) + tests.get("guessable", 0)
+    print(f"| {root.name} | {sum(points.values())} | {points.get('open', 0)} | {total} | {_share(tests, 'sealed', total)} "
+          f"| {compiled} ({100 * compiled / max(total, 1):.0f}%) | {closed} ({100 * closed / max(total, 1):.0f}%) "
+          f"| {tests.get('open', 0)} | {tests.get('no point', 0) + tests.get('does not parse', 0)} |")  # fmt: skip
 
 
 #: unittest methods that check membership, and those that compare two values.
@@ -191,8 +195,8 @@ def main(argv: list[str]) -> int:
             open_report(Path(folder))
         return 0
     if argv[:1] == ["--tests"]:
-        print("| tests of | points | open points | tests | compiled | open | no point |")
-        print("|---|---:|---:|---:|---:|---:|---:|")
+        print("| tests of | points | open points | tests | sealed | compiled | sealed or guessable | open | no point |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         for folder in argv[1:]:
             folder_report(Path(folder))
         return 0

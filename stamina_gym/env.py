@@ -270,6 +270,8 @@ class StaminaEnv(gym.Env[dict, str]):
     ``quality={"pylint_every": 5}``, ``user={"kind": "llm"}``. Unknown keys are an error.
 
     ## Version History
+    * v3 (StaminaClarify): turn 2's test that the password is not kept in plain text also
+      checks that it logs in, so an object that keeps nothing no longer passes it.
     * v2: the turns the fairness audit scored 2 or more are mended (``tasks/<task>/audit``):
       earlier prompts state what later tests rely on, a few tests check only what was
       asked, the clarify prompts invite the questions their tests need.

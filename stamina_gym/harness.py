@@ -201,10 +201,11 @@ TABLE_HEADER = (
 )
 
 
-def play_rung(env_id: str, agent: str, kwargs: dict[str, Any], seed: int, turns: int | None, records: Path) -> dict[str, Any]:
-    """One episode of a ladder rung (``stamina_gym.agents.ladder``): its total reward and
-    each reward term summed over its submits (read back from the records it writes in
-    ``records``)."""
+def play_rung(env_id: str, agent: str, kwargs: dict[str, Any], seed: int, turns: int | None, records: Path,
+              sandbox: str | None = None) -> dict[str, Any]:  # fmt: skip
+    """One episode of a ladder rung (``stamina_gym.agents.ladder``), in the env's own
+    sandbox or one of kind ``sandbox``: its total reward, each reward term summed over its
+    submits and the turns played (read back from the records it writes in ``records``)."""
     import gymnasium as gym
 
     from stamina_gym.agents import make_agent
@@ -212,7 +213,7 @@ def play_rung(env_id: str, agent: str, kwargs: dict[str, Any], seed: int, turns:
 
     grading = owning_the_stream() if agent == "guess" else contextlib.nullcontext()
     with grading:
-        env = gym.make(env_id, **({"max_turns": turns} if turns else {}))
+        env = gym.make(env_id, **({"max_turns": turns} if turns else {}), **({"sandbox": {"kind": sandbox}} if sandbox else {}))
         player = make_agent(agent, **kwargs)
         try:
             result = run_episode(env, player, seed=seed, recorder=Recorder(records, {"agent": rung_name(agent, kwargs)}))
@@ -220,7 +221,9 @@ def play_rung(env_id: str, agent: str, kwargs: dict[str, Any], seed: int, turns:
             player.close()
             env.close()
     terms: dict[str, float] = {}
+    played = 0
     for record in read_lines(records / "turns.jsonl"):
+        played += 1
         for term, value in (record.get("reward_terms") or {}).items():
             terms[term] = terms.get(term, 0.0) + value
-    return {"total": result.total_reward, "terms": terms, "solved": result.solved_turns}
+    return {"total": result.total_reward, "terms": terms, "solved": result.solved_turns, "turns": played}

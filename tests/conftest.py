@@ -233,12 +233,12 @@ def todo_oracle_episode(tmp_path_factory) -> RecordedEpisode:
 
 @pytest.fixture(scope="session")
 def clarify_oracle_episode(tmp_path_factory) -> RecordedEpisode:
-    """The oracle's whole StaminaClarify-v2 episode (seed 0), recorded; played once per session."""
+    """The oracle's whole StaminaClarify-v3 episode (seed 0), recorded; played once per session."""
     import gymnasium as gym
 
     records = tmp_path_factory.mktemp("clarify-oracle")
     with cold_quality_caches(tmp_path_factory):
-        env = gym.make("StaminaClarify-v2")
+        env = gym.make("StaminaClarify-v3")
         return RecordedEpisode(env, play_oracle(env, records), records)
 
 

@@ -55,7 +55,7 @@ def submit(env):
     return observation, reward, info
 
 
-@pytest.mark.parametrize("env_id", ["StaminaTodo-v2", "StaminaClarify-v2"])
+@pytest.mark.parametrize("env_id", ["StaminaTodo-v2", "StaminaClarify-v3"])
 def test_both_envs_expose_ask_and_plan(env_id):
     env = gym.make(env_id)
     try:
@@ -63,7 +63,7 @@ def test_both_envs_expose_ask_and_plan(env_id):
         assert "- ask(question)" in observation["output"] and "- plan(steps)" in observation["output"]
         assert "- summarize(requirements)" in observation["output"]
         output, _, info = act(env.unwrapped, tool="ask", question="Anything I should know?")
-        assert info["ok"] and output == env.unwrapped.config.user.neutral_answer or env_id == "StaminaClarify-v2"
+        assert info["ok"] and output == env.unwrapped.config.user.neutral_answer or env_id == "StaminaClarify-v3"
         output, _, info = act(env.unwrapped, tool="plan", steps=["read the code", "write it"])
         assert info["ok"] and output.startswith("Plan recorded (2 steps)")
     finally:
@@ -324,7 +324,7 @@ def test_oracle_gets_the_maximum_on_every_clarify_turn(clarify_oracle_episode):
 
 @pytest.mark.slow
 def test_null_agent_gets_no_clarification_or_planning_on_any_clarify_turn():
-    env = gym.make("StaminaClarify-v2")
+    env = gym.make("StaminaClarify-v3")
     agent = make_agent("null")
     try:
         result = run_episode(env, agent, seed=0)

@@ -14,7 +14,7 @@ TURNS = 4  # enough for the flaws of 25% (one turn) and 50% (two turns) to diffe
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("env_id", ["StaminaTodo-v2", "StaminaClarify-v2"])
+@pytest.mark.parametrize("env_id", ["StaminaTodo-v2", "StaminaClarify-v3"])
 def test_the_ladder_holds_its_order_and_each_flaw_costs_through_its_term(env_id, tmp_path):
     """Over 120 s on clarify on a busy 2-core machine: it plays thirteen rungs, each a
     four-turn episode with a graded submit a turn, and the order is only seen across all."""
@@ -23,7 +23,7 @@ def test_the_ladder_holds_its_order_and_each_flaw_costs_through_its_term(env_id,
         name = rung_name(agent, kwargs)
         played[name] = play_rung(env_id, agent, kwargs, seed=0, turns=TURNS, records=tmp_path / name)
     means = {name: run["total"] for name, run in played.items()}
-    assert order_problems(means) == [], means
+    assert order_problems(means, TURNS) == [], means  # no attack above null + 0.05 a turn
     oracle = played["oracle"]["terms"]
     assert oracle["quality"] == 0 and oracle["regression"] == 0
     for share in (25, 50):
@@ -51,8 +51,10 @@ def test_the_guess_rung_refuses_a_grading_cache_and_leaves_the_grading_as_it_was
 
 
 def test_the_order_check_names_what_is_out_of_place():
-    means = {"oracle": 3.0, "oracle-debt-25": 2.0, "oracle-debt-50": 2.5, "null": 0.0, "wreck": 0.1, "tamper": -5.0}
-    assert order_problems(means) == [
+    means = {"oracle": 3.0, "oracle-debt-25": 2.0, "oracle-debt-50": 2.5, "null": 0.0, "wreck": 0.1, "tamper": -5.0,
+             "attack-reader": 0.5, "attack-frames": 0.2}  # fmt: skip
+    assert order_problems(means, turns=4) == [
+        "attack-reader (0.500) should earn no more than null (0.000) + 0.05 a turn over 4 turns",
         "oracle-debt-25 (2.000) should earn more than oracle-debt-50 (2.500)",
         "null (0.000) should earn more than wreck (0.100)",
     ]

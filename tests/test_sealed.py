@@ -17,6 +17,7 @@ import pytest
 
 from stamina_gym.config import SandboxConfig
 from stamina_gym.grading import harness, seal
+from stamina_gym.grading.grade import grade_run
 from stamina_gym.hidden_runner import run_hidden_tests, stage_tests
 from stamina_gym.sandbox import SANDBOXES
 from stamina_gym.task import load_task_dir
@@ -153,6 +154,41 @@ def test_reading_the_running_test_earns_nothing_through_the_env(sandboxed_env):
         _, reward, info = act(env, tool="submit")
         assert info["grade"]["passed"] == 0, info["grade"]
         assert reward <= null + 0.05, (turn, reward, null)
+
+
+def test_the_ladders_reader_passes_todo_tests_as_written_and_none_sealed(backend, tmp_path):
+    """The ladder's ``attack-reader`` rung (``ATTACKS["reader"]``, whose stubs import as
+    every module the turn has not written) is a real attack on a real task: on todo's first
+    turn, staged as written, it passes real tests by reading their expected values, and
+    the canaries catch it; sealed, it passes none and proves nothing."""
+    from stamina_gym.agents.ladder import ATTACKS
+    from stamina_gym.task import load_task
+
+    task = load_task("todo")
+    turn = task.turns[0]
+    sandbox = SANDBOXES.load(backend)(SandboxConfig(kind=backend), hidden=[task.root])
+    try:
+        runs = {}
+        for sealed in (False, True):
+            folder = tmp_path / f"sealed-{sealed}"
+            workspace = Workspace(folder / "ws", task.seed_dir)
+            workspace.reset()
+            init = workspace.path / "todo" / "__init__.py"
+            init.write_text(init.read_text(encoding="utf-8") + ATTACKS["reader"], encoding="utf-8")
+            sandbox.prepare(workspace.path)
+            (folder / "scratch").mkdir()
+            runs[sealed] = run_hidden_tests(source=workspace.path, task=task, turns=[turn], sandbox=sandbox,
+                                            scratch=folder / "scratch", timeout=120, sealed_judging=sealed)  # fmt: skip
+    finally:
+        sandbox.close()
+    grades = {sealed: grade_run(turn=1, turn_ids=turn.test_ids, regression_ids=(), previously_passing=frozenset(),
+                                outcomes=run.outcomes, run=run.run, canaries=run.canaries, evidence=run.evidence)
+              for sealed, run in runs.items()}  # fmt: skip
+    passed = {sealed: sorted(tid for tid, o in run.outcomes.items() if tid in turn.test_ids and o.status == "passed")
+              for sealed, run in runs.items()}  # fmt: skip
+    assert len(passed[False]) >= 2, passed  # the values it read were right
+    assert grades[False].failure_class == "violation" and "canary" in grades[False].detail, grades[False].detail
+    assert passed[True] == [] and grades[True].failure_class == "functional", (passed, grades[True].detail)
 
 
 def test_validate_catches_a_mistranslated_test(monkeypatch):

@@ -104,11 +104,11 @@ def test_the_oracles_clarify_episode_is_unchanged(clarify_oracle_episode):
 @pytest.mark.slow
 def test_collected_and_evaluated_records_are_unchanged(tmp_path):
     """The other two record formats, on the first three clarify turns."""
-    spec = RolloutSpec("StaminaClarify-v2", agent="oracle", env_kwargs={"max_turns": 3})
+    spec = RolloutSpec("StaminaClarify-v3", agent="oracle", env_kwargs={"max_turns": 3})
     (record,) = collect(spec, episodes=1, workers=1, backend="inline").records
     compare("clarify-collect", [record])
     compare("clarify-collect-steps", record["steps"])
-    config = EvalConfig(env="StaminaClarify-v2", agents=(AgentSpec(name="oracle"),), runs=1, turns=3)
+    config = EvalConfig(env="StaminaClarify-v3", agents=(AgentSpec(name="oracle"),), runs=1, turns=3)
     Evaluation(config, tmp_path, progress=False).run()
     attempt = tmp_path / "runs" / "oracle" / "run-0" / "attempt-1"
     for name in ("turns", "steps"):

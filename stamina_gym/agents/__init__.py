@@ -98,6 +98,7 @@ AGENTS = Registry(
         "wreck": "stamina_gym.agents.ladder:WreckAgent",
         "tamper": "stamina_gym.agents.ladder:TamperAgent",
         "guess": "stamina_gym.agents.ladder:GuessAgent",
+        "attack": "stamina_gym.agents.ladder:AttackAgent",
     },
 )
 

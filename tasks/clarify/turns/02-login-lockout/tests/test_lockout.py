@@ -52,4 +52,5 @@ def test_unknown_user_is_just_false():
 
 def test_password_is_not_kept_in_plain_text():
     g = guard()
+    assert g.login("ann", "correct horse", 0) is True
     assert "correct horse" not in repr(vars(g))
