@@ -1,7 +1,8 @@
 """stamina-gym: a Gymnasium environment for coding agents on long, changing projects.
 
 ``import stamina_gym`` registers one env id per spec file in ``envs/`` and one
-``Stamina-<task>-v1`` id for every other task found (see ``stamina_gym.task``). A shipped
+``Stamina-<task>-v1`` id for every other task found (see ``stamina_gym.task``), and
+``StaminaCorpus-v0``, which draws a task of the built corpus at each reset. A shipped
 env is registered by its id alone (``kwargs={"config": "StaminaTodo-v2"}``), so what a
 dataset records of it holds no path of this machine.
 """
@@ -17,6 +18,8 @@ __version__ = "0.1.0"
 
 ENVS_DIR = data_dir("envs")
 ENTRY_POINT = "stamina_gym.env:StaminaEnv"
+#: One env id over the built corpus (``stamina_gym.corpus_env``).
+CORPUS_ENV = "StaminaCorpus-v0"
 
 __all__ = ["ENTRY_POINT", "ENVS_DIR", "env_spec_files", "register_envs"]
 
@@ -32,6 +35,8 @@ def register_envs() -> list[str]:
         steps = (data.get("budgets") or {}).get("max_episode_steps", 10_000)
         _register(env_id, {"config": env_id}, steps)
         ids.append(env_id)
+    _register(CORPUS_ENV, {}, 10_000, "stamina_gym.corpus_env:CorpusEnv")
+    ids.append(CORPUS_ENV)
     for task in find_tasks():
         if task not in covered:
             env_id = f"Stamina-{task}-v1"
@@ -40,9 +45,9 @@ def register_envs() -> list[str]:
     return ids
 
 
-def _register(env_id: str, kwargs: dict, max_episode_steps: int) -> None:
+def _register(env_id: str, kwargs: dict, max_episode_steps: int, entry_point: str = ENTRY_POINT) -> None:
     if env_id not in gym.registry:
-        gym.register(id=env_id, entry_point=ENTRY_POINT, kwargs=kwargs, max_episode_steps=max_episode_steps)
+        gym.register(id=env_id, entry_point=entry_point, kwargs=kwargs, max_episode_steps=max_episode_steps)
 
 
 register_envs()

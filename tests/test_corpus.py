@@ -3,21 +3,25 @@ package's kept steps and tests pinned, rebuilt by ``stamina-gym corpus build``."
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import gymnasium as gym
 import pytest
 import yaml
 
+import stamina_gym  # noqa: F401 - registers StaminaCorpus-v0
+
 from stamina_gym.errors import ConfigError
 from stamina_gym.mining import sources
-from stamina_gym.mining.corpus import MANIFEST, build, load_manifest, pin
+from stamina_gym.mining.corpus import BUILD_REPORT, MANIFEST, build, load_manifest, pin
 from stamina_gym.mining.mine import mine
 from stamina_gym.mining.recipe import shipped_recipes
 from stamina_gym.mining.sources import Snapshot
 from stamina_gym.task import load_task_dir
-from tests.conftest import write_sdist
+from tests.conftest import DATA, write_sdist
 
 SHOUT = "def shout(text):\n    return text{}\n"
 TEST = "from shout import shout\n\n\ndef test_{name}():\n    assert shout('a') == {value!r}\n"
@@ -93,3 +97,53 @@ def test_bad_manifests_and_names_are_named(tmp_path):
         build(load_manifest(MANIFEST), tmp_path / "out", only=["nosuch"])
     run = subprocess.run([sys.executable, "-m", "stamina_gym.cli", "corpus", "list"], capture_output=True, text=True)
     assert run.returncode == 0 and "| six |" in run.stdout and "| tabulate |" in run.stdout, run.stderr
+
+
+def built_corpus(root: Path, builds: dict[str, dict]) -> Path:
+    """A folder laid out as ``corpus build`` leaves one: each package's task (the mini task,
+    for speed) and the build report."""
+    for name in builds:
+        shutil.copytree(DATA / "mini", root / name)
+    (root / BUILD_REPORT).write_text(yaml.safe_dump(builds), encoding="utf-8")
+    return root
+
+
+def test_the_corpus_env_draws_a_built_task_of_its_split_and_plays_it(tmp_path):
+    corpus = built_corpus(tmp_path, {"alpha": {"split": "train", "problems": []}, "beta": {"split": "eval", "problems": []},
+                                     "gamma": {"split": "train", "problems": ["a test passes at the seed"]}})  # fmt: skip
+    env = gym.make("StaminaCorpus-v0", corpus=str(corpus), max_turns=1)
+    try:
+        assert env.unwrapped.tasks == {"alpha": corpus / "alpha"}  # gamma's build left problems
+        observation, info = env.reset(seed=0)
+        assert info["task"] == "alpha" and observation["turn"] == 1 and env.observation_space.contains(observation)
+        _, reward, terminated, _, info = env.step({"tool": "write_file", "path": "calc/__init__.py",
+                                                  "content": "def add(a, b):\n    return a + b\n"})  # fmt: skip
+        assert info["task"] == "alpha"
+        _, reward, terminated, _, info = env.step({"tool": "submit"})
+        assert info["grade"]["passed"] == info["grade"]["total"] > 0 and reward > 0 and terminated
+        with pytest.raises(ConfigError, match=r"'beta' is not a built task of split 'train'; the split holds alpha"):
+            env.reset(options={"task": "beta"})
+    finally:
+        env.close()
+
+
+def test_the_corpus_env_draws_by_its_seed_and_can_be_told_which_task(tmp_path):
+    corpus = built_corpus(tmp_path, {"alpha": {"split": "train", "problems": []}, "beta": {"split": "eval", "problems": []}})
+    env = gym.make("StaminaCorpus-v0", corpus=str(corpus), split="all")
+    try:
+        drawn = [env.reset(seed=seed)[1]["task"] for seed in range(8)]
+        assert set(drawn) == {"alpha", "beta"}
+        assert [env.reset(seed=seed)[1]["task"] for seed in range(8)] == drawn
+        assert env.reset(seed=0, options={"task": "beta"})[1]["task"] == "beta"
+    finally:
+        env.close()
+
+
+def test_a_corpus_env_with_nothing_built_says_what_to_run(tmp_path):
+    with pytest.raises(ConfigError, match="corpus-build.yaml is missing.*stamina-gym corpus build --out"):
+        gym.make("StaminaCorpus-v0", corpus=str(tmp_path))
+    built_corpus(tmp_path / "c", {"alpha": {"split": "train", "problems": []}})
+    with pytest.raises(ConfigError, match=r"no package of split 'eval'.*alpha \(train, 0 problems\)"):
+        gym.make("StaminaCorpus-v0", corpus=str(tmp_path / "c"), split="eval")
+    with pytest.raises(ConfigError, match="split must be one of train, eval, all"):
+        gym.make("StaminaCorpus-v0", corpus=str(tmp_path / "c"), split="test")
