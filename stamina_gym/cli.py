@@ -105,7 +105,7 @@ def _store_reference_quality(task, config, seeds: list[int], variants: list) -> 
         start, before = time.monotonic(), store.hits
         with tempfile.TemporaryDirectory(prefix="stamina-reference-") as tmp:
             meter = QualityMeter(Path(tmp) / "meter", max_file_kb=config.quality.max_file_kb,
-                                 exclude=config.quality.exclude, persist=store)  # fmt: skip
+                                 exclude=(*config.quality.exclude, *task.meta.quality_exclude), persist=store)  # fmt: skip
 
             def progress(state: int, snapshot) -> None:
                 if state % 10 == 0 or state == len(task.turns):

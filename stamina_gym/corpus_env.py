@@ -114,6 +114,16 @@ class CorpusEnv(gym.Env):
         observation, reward, terminated, truncated, info = self._env.step(action)
         return observation, reward, terminated, truncated, {**info, "task": self._name}
 
+    def __getattr__(self, name: str) -> Any:
+        """What the loop, the recorder and the agents' views read of an env (``task``,
+        ``turns``, ``config``, ...): the current task's env's."""
+        if name.startswith("__") or name in ("_env", "_name"):
+            raise AttributeError(name)
+        env = self.__dict__.get("_env")
+        if env is None:
+            raise AttributeError(f"{type(self).__name__} has no {name!r} before its first reset")
+        return getattr(env, name)
+
     def render(self) -> str | None:
         return self._env.render() if self._env is not None else None
 

@@ -81,13 +81,16 @@ def told_shapes(text: str) -> dict[str, list[Shape]]:
 
 def _shape_of(inside: str, told: str) -> Shape | None:
     """A signature (``create(title, *, tags=None)``) read as a definition, an example call
-    (``bulk("add-tags", [1], ["b"])``) as a call; None for prose in parentheses."""
+    (``bulk("add-tags", [1], ["b"])``) as a call; None for prose in parentheses. A told
+    signature that shows ``self`` or ``cls`` fits a call with or without it: the prompt
+    shows the parameter, and a function kept as an attribute (a decorator's
+    ``cache_clear(self)``) takes it by position."""
     try:
         definition = ast.parse(f"def f({inside}): pass").body[0]
     except SyntaxError:
         definition = None
-    if isinstance(definition, ast.FunctionDef):
-        return _shape_of_def(definition.args, told)
+    if isinstance(definition, ast.FunctionDef):  # a told ``self`` may be passed (``Cls.get.cache(obj)``) or bound
+        return _shape_of_def(definition.args, told, method=False)
     try:
         call = ast.parse(f"f({inside})", mode="eval").body
     except SyntaxError:
@@ -128,12 +131,17 @@ def seed_shapes(files: Mapping[str, str]) -> dict[str, list[Shape]]:
     return found
 
 
-def calls(source: str, file: str, names: Iterable[str], tops: Iterable[str]) -> list[Call]:
+def calls(source: str, file: str, names: Iterable[str], tops: Iterable[str], own: Iterable[str] = ()) -> list[Call]:
     """The calls ``source`` (a test module) makes of ``names`` (product methods and
     functions): by attribute (a name ``dict`` or ``set`` also has only on a product
-    module), or by a name imported from a product module (``tops``)."""
-    wanted, tops = set(names), set(tops)
+    module), or by a name imported from a product module (``tops``). A call through
+    ``self`` or ``cls`` of a method the tests' own classes define (``own``: a test case's
+    ``self.cache(2)`` helper) is the tests' own, not the product's. A call reached through
+    a class the module defines (``Cached.get.cache_clear(cached)``) passes the instance a
+    method binds by position, so that argument is not counted."""
+    wanted, tops, own = set(names), set(tops), set(own)
     tree = ast.parse(source)
+    classes = {node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
     imported = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
                 and node.module and node.module.split(".")[0] in tops for alias in node.names}  # fmt: skip
     modules = {alias.asname or alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
@@ -141,6 +149,8 @@ def calls(source: str, file: str, names: Iterable[str], tops: Iterable[str]) -> 
     found = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Attribute) and node.func.attr in own and _receiver(node.func) in ("self", "cls"):
             continue
         if isinstance(node.func, ast.Attribute) and (node.func.attr not in _BUILTIN_ATTRIBUTES or _base(node.func) in modules):
             name = node.func.attr  # a method that shares a name with a ``dict`` or ``set`` one counts on a product module only
@@ -150,7 +160,23 @@ def calls(source: str, file: str, names: Iterable[str], tops: Iterable[str]) -> 
             continue
         if name not in wanted or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             continue
-        found.append(Call(file, node.lineno, name, len(node.args), tuple(k.arg for k in node.keywords if k.arg)))
+        unbound = isinstance(node.func, ast.Attribute) and _base(node.func) in classes and node.args
+        found.append(Call(file, node.lineno, name, len(node.args) - bool(unbound), tuple(k.arg for k in node.keywords if k.arg)))
+    return found
+
+
+def _receiver(node: ast.Attribute) -> str | None:
+    """The plain name an attribute is read from (``self`` in ``self.cache``), if any."""
+    return node.value.id if isinstance(node.value, ast.Name) else None
+
+
+def test_methods(sources: Iterable[str]) -> set[str]:
+    """The names of the methods the classes of the test modules ``sources`` define."""
+    found = set()
+    for source in sources:
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.ClassDef):
+                found.update(n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
     return found
 
 
@@ -183,9 +209,11 @@ def check_turn(task: Task, turn: Turn, tree: Mapping[str, str], params: Mapping[
     tops = packages(tree)
     defined, _ = definitions(tree, tops)
     misfits = []
-    for path in turn.tests:
-        source = task.render(path.read_text(encoding="utf-8"), params, str(path))
-        for call in calls(source, f"{turn.id}/tests/{path.name}", defined, tops):
+    sources = {path: task.render(path.read_text(encoding="utf-8"), params, str(path)) for path in turn.tests}
+    helpers = [path.read_text(encoding="utf-8") for path in sorted((turn.dir / "tests").rglob("*.py")) if path not in sources]
+    own = test_methods([*sources.values(), *helpers])  # a mixin in the tests' __init__.py too
+    for path, source in sources.items():
+        for call in calls(source, f"{turn.id}/tests/{path.name}", defined, tops, own):
             shapes = told.get(call.name)
             if shapes and not _fits_any(shapes, call):
                 misfits.append((call, shapes))

@@ -103,6 +103,10 @@ class TaskMeta(_Strict):
     fixes: tuple[SourceFix, ...] = ()
     """Source fixes a mined task's seed and reference patches were made with: declared
     once for the task, applied to every snapshot; the validator checks none is undone."""
+    quality_exclude: tuple[str, ...] = ()
+    """Globs of product files that are data, not code (a generated table): left out of the
+    quality meter, besides the env's ``quality.exclude``. Mining lists the modules
+    ``stamina_gym.mining.mine.is_data_module`` finds."""
     params: dict[str, tuple[str | int, ...]] = {}
     """Procedural variants: name -> possible values. The episode seed picks one value of
     each, rendered (``{{ name }}``, Jinja2, strict) into every prompt, reference patch and

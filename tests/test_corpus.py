@@ -123,6 +123,11 @@ def test_the_corpus_env_draws_a_built_task_of_its_split_and_plays_it(tmp_path):
         assert info["grade"]["passed"] == info["grade"]["total"] > 0 and reward > 0 and terminated
         with pytest.raises(ConfigError, match=r"'beta' is not a built task of split 'train'; the split holds alpha"):
             env.reset(options={"task": "beta"})
+        from stamina_gym.agents import make_agent
+        from stamina_gym.harness import run_episode
+
+        played = run_episode(env, make_agent("oracle"), seed=1)  # the loop reads the drawn task's turns and reference
+        assert played.solved_turns == 1 and played.total_reward > 0
     finally:
         env.close()
 

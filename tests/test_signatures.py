@@ -63,3 +63,39 @@ def test_a_parameter_named_cls_counts_unless_it_is_a_methods_first():
                                              "class Box:\n    @classmethod\n    def make(cls, size):\n        pass\n\n"
                                              "    def grow(self, by):\n        pass\n"})  # fmt: skip
     assert seed["create_unbound_method"][0].fits(2, []) and seed["make"][0].positional == 1 and seed["grow"][0].positional == 1
+
+
+#: A test case whose own helper shares the product's name: ``self.total(1, 2, 3)`` calls the
+#: mixin's method (defined in the tests' ``__init__.py``), ``calc.total(1, 2, 3)`` the product.
+OWN_HELPER = '''import calc
+
+from . import Sums
+
+
+class TestTotal(Sums):
+    def test_total_of_three(self):
+        assert self.total(1, 2, 3) == 6
+        assert calc.total(1, 2, 3) == 6
+
+
+class Ledger(calc.Ledger):
+    pass
+
+
+def test_a_call_through_a_class_passes_the_instance():
+    ledger = Ledger()
+    assert Ledger.total(ledger, 1, 2) == 3
+    assert Ledger.total(ledger, 1, 2, 3) == 6
+'''
+
+
+def test_a_call_of_the_tests_own_helper_through_self_is_not_the_products(tmp_path):
+    """Fails where every ``.total(...)`` was taken for the product's: cachetools' tests call
+    their mixin's ``self.cache(2)`` beside the product's ``cache``, and reach a method
+    through its class with the instance first (``Cached.get.cache(cached)``)."""
+    helpers = "class Sums:\n    def total(self, a, b, c):\n        return a + b + c\n"
+    task = mini_task(tmp_path, {"__init__.py": helpers, "test_add.py": OWN_HELPER},
+                     prompts=["Add `calc.total(a, b)` returning the sum.", "`total(a, b)` in calc: a + b."])  # fmt: skip
+    reference = {"calc/__init__.py": "def total(a, b):\n    return a + b\n"}
+    misfits = sorted((c.line, c.name, c.positional) for c, _ in signatures.check_turn(task, task.turns[0], reference, {}))
+    assert misfits == [(9, "total", 3), (19, "total", 3)]  # through a class: the instance, then three

@@ -85,6 +85,49 @@ def is_test_file(rel: str, text: str = "") -> bool:
         return True
 
 
+#: A header that says a module was written by a program (``# This file is automatically
+#: generated``, ``DO NOT EDIT``), looked for in its first lines.
+_GENERATED = re.compile(r"(auto(matically|-)?\s*generated|generated (by|from|with|automatically)|do not (edit|modify))", re.IGNORECASE)
+#: A module at least this long, this share of whose lines are literal data, is data.
+DATA_MODULE_LINES = 200
+DATA_MODULE_SHARE = 0.9
+
+
+def is_data_module(text: str) -> bool:
+    """A Python module that is data, not code: one whose first lines say a program wrote it,
+    or one of at least ``DATA_MODULE_LINES`` lines, ``DATA_MODULE_SHARE`` of them top-level
+    assignments of literal tables (idna's ``uts46data.py``). The quality meter leaves such
+    modules out (``TaskMeta.quality_exclude``): their size says nothing of the code's
+    quality, and analysing them may run past the meter's budget."""
+    if _GENERATED.search("\n".join(text.splitlines()[:10])):
+        return True
+    lines = text.count("\n") + 1
+    if lines < DATA_MODULE_LINES:
+        return False
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    data = sum(node.end_lineno - node.lineno + 1 for node in tree.body  # type: ignore[operator]
+               if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and _data(node.value))  # fmt: skip
+    return data >= DATA_MODULE_SHARE * lines
+
+
+def _data(node: ast.expr) -> bool:
+    """A literal, a container of literals, or a builtin container made of them (``frozenset([...])``)."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return all(_data(item) for item in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(key is not None and _data(key) for key in node.keys) and all(_data(v) for v in node.values)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _data(node.operand)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("frozenset", "set", "tuple", "dict", "list"):
+        return not node.keywords and all(_data(arg) for arg in node.args)
+    return False
+
+
 def split(files: Mapping[str, str], import_roots: Sequence[str] = (".",)) -> tuple[dict[str, str], dict[str, str]]:
     """(product files, test files relative to their tests folder). The tests folder is
     the shallowest ``tests``/``test`` folder of a path; test files outside any such
@@ -323,6 +366,11 @@ def mine(
             "python": [".".join(map(str, sys.version_info[:2]))]}  # fmt: skip
     if fixes:
         meta["fixes"] = [fix.model_dump() for fix in fixes]
+    # every product module that is data at its last appearance in the history
+    latest = {rel: text for product, _ in trees for rel, text in product.items() if rel.endswith(".py")}
+    data_modules = sorted(rel for rel, text in latest.items() if is_data_module(text))
+    if data_modules:
+        meta["quality_exclude"] = data_modules
     _write_yaml(out / "task.yaml", meta)
     if recipe != Recipe():
         _write_yaml(out / RECIPE_FILE, recipe.model_dump(mode="json", exclude_defaults=True))
@@ -745,6 +793,8 @@ def changed_signatures(before: Mapping[str, str], after: Mapping[str, str], test
             for node in collection.module_level(tree.body):  # ``if PY3: def wraps(...)`` too
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     found.setdefault(node.name, (node.args, False))
+                    for attribute, args in _function_attributes(node).items():  # a decorator's ``wrapper.cache_clear``
+                        found.setdefault(f"{node.name}.{attribute}", (args, False))
                 elif isinstance(node, ast.ClassDef):
                     for item in node.body:
                         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name != "__init__":
@@ -762,6 +812,21 @@ def changed_signatures(before: Mapping[str, str], after: Mapping[str, str], test
             continue
         signatures.append(f"{name}({_parameters(args, bound)})")
     return signatures[:limit]
+
+
+def _function_attributes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.arguments]:
+    """The functions ``function`` defines inside it and hands out as attributes of another
+    (``wrapper.cache_clear = cache_clear``): attribute -> the parameters. Reached through
+    the attribute, such a function binds nothing: its first parameter is passed."""
+    nested = {node.name: node.args for node in ast.walk(function)
+              if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not function}  # fmt: skip
+    found = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in nested:
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and not target.attr.startswith("_"):
+                    found.setdefault(target.attr, nested[node.value.id])
+    return found
 
 
 def _parameters(args: ast.arguments, bound: bool) -> str:

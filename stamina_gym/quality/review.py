@@ -107,7 +107,7 @@ class Reviewer:
         if cache is None and config.cache_dir:
             cache = AnalysisCache(Path(config.cache_dir).expanduser())
         self.meter, reference_meter = (
-            QualityMeter(folder, cache, max_file_kb=config.max_file_kb, exclude=config.exclude,
+            QualityMeter(folder, cache, max_file_kb=config.max_file_kb, exclude=(*config.exclude, *task.meta.quality_exclude),
                          budget_s=config.analysis_budget_s, review_budget_s=review_budget, persist=persist)
             for folder, persist, review_budget in ((scratch, None, config.review_budget_s),
                                                    (scratch / "reference", reference_store(config), None))
