@@ -1,8 +1,10 @@
-"""Is every piece of exact output text a hidden test demands one the agent was told?
+"""Is every piece of exact output or error text a hidden test demands one the agent was told?
 
 A test that compares what the program printed with a fixed string (``assert out ==
-"Exported 2 todo(s) to ..."``, ``assert "Added #1" in result.stdout``) grades the wording,
-so the wording must have been given: in every paraphrase of this turn or of an earlier one
+"Exported 2 todo(s) to ..."``, ``assert "Added #1" in result.stdout``), or an error's
+message (``assert "TODO_PORT" in str(info.value)``, ``pytest.raises(E, match="...")`` and
+``assertRaisesRegex``, whose pattern is read as the literal text it asks for), grades the
+wording, so the wording must have been given: in every paraphrase of this turn or of an earlier one
 (the episode shows one of them), in the seed repository or in the test support code.
 
 The string is read from the test's syntax tree (nothing is imported). Its parts that the
@@ -27,7 +29,8 @@ from typing import Iterable, Mapping
 from stamina_gym.interfaces import _read_seed, _render, turn_cached
 from stamina_gym.task import Task, Turn
 
-_OUTPUT = re.compile(r"\b(?:stdout|stderr|out|err|output|lines|readouterr)\b")
+_OUTPUT = re.compile(r"\b(?:stdout|stderr|out|err|output|lines|readouterr)\b"
+                     r"|\bstr\((?:\w+\.)*(?:value|exception|e|exc|error|ex)\)|\.args\b")  # printed, or an error's message
 _NUMBER = re.compile(r"\d+")
 _PIECE = re.compile(r"[A-Za-z0-9]")
 #: Stands for a part of the expected text that the test supplies.
@@ -41,24 +44,28 @@ class Demanded:
     file: str
     line: int
     text: str
-    """The piece, whitespace collapsed."""
+    """The piece, whitespace collapsed and case folded (as it is looked for)."""
+    original: str = ""
+    """The piece as the test writes it, whitespace collapsed (as a prompt would show it)."""
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: exact output text {self.text!r}"
 
 
 def demanded(source: str, file: str) -> list[Demanded]:
-    """The pieces of exact output text the test functions of ``source`` compare with."""
+    """The pieces of exact output or error text the test functions of ``source`` compare with."""
     tree = ast.parse(source)
     compared = [(node.lineno, expected) for node in ast.walk(tree) if isinstance(node, ast.Assert)
                 for expected in _expected_output(node.test)]  # fmt: skip
-    wording = {id(n) for _, expected in compared for n in ast.walk(expected)}
+    patterns = [pattern for node in ast.walk(tree) if isinstance(node, ast.Call) for pattern in _error_patterns(node)]
+    wording = {id(n) for _, expected in compared for n in ast.walk(expected)} | {id(p) for p in patterns}
+    compared += [(pattern.lineno, _regex_text(pattern)) for pattern in patterns]
     inputs = [n for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in wording]
     data = " ".join(" ".join(c.value.split()).casefold() for c in inputs)
     found: list[Demanded] = []
     for line, expected in compared:
         for text in _strings(expected, inputs):
-            found += [Demanded(file, line, piece) for piece in _pieces(text) if _core(piece) not in data]
+            found += [Demanded(file, line, piece, original) for piece, original in _pieces(text) if _core(piece) not in data]
     return found
 
 
@@ -74,6 +81,29 @@ def _expected_output(test: ast.expr) -> list[ast.expr]:
     else:
         return []
     return [expected for expected, observed in pairs if _OUTPUT.search(ast.unparse(observed))]
+
+
+def _error_patterns(call: ast.Call) -> list[ast.expr]:
+    """The message pattern a call demands of an error: ``pytest.raises(E, match="...")``,
+    ``self.assertRaisesRegex(E, "...")`` (a regular expression, read as its literal text)."""
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+    patterns = [k.value for k in call.keywords if k.arg == "match" and name in ("raises", "warns")]
+    if name in ("assertRaisesRegex", "assertRaisesRegexp", "assertWarnsRegex") and len(call.args) >= 2:
+        patterns.append(call.args[1])
+    return [p for p in patterns if isinstance(p, ast.Constant) and isinstance(p.value, str)]
+
+
+#: A regular expression's tokens, in the order they are tried: an escaped class, an escaped
+#: character, a set, a repeat count, a character made optional, other syntax.
+_REGEX_TOKEN = re.compile(r"(?P<hole>\\[dDwWsSbBAZ]|\[(?:\\.|[^\]])*\]|\{\d*,?\d*\}|(?:\\.|[^\\])[?*]|[.*+?^$|()])"
+                          r"|\\(?P<escaped>.)")
+
+
+def _regex_text(pattern: ast.Constant) -> ast.Constant:
+    """A pattern as the text it asks for: its syntax turned into holes (``items?``: the "s"
+    may be absent), escapes undone."""
+    text = _REGEX_TOKEN.sub(lambda m: _HOLE if m.group("hole") else m.group("escaped"), pattern.value)
+    return ast.copy_location(ast.Constant(text), pattern)
 
 
 def _core(piece: str) -> str:
@@ -100,9 +130,10 @@ def _holes(text: str, inputs: Iterable[str]) -> str:
     return _NUMBER.sub(_HOLE, text)
 
 
-def _pieces(text: str) -> list[str]:
-    pieces = (" ".join(part.split()).casefold() for part in text.split(_HOLE))
-    return [piece for piece in pieces if len(_PIECE.findall(piece)) >= 3]
+def _pieces(text: str) -> list[tuple[str, str]]:
+    """(piece as looked for, piece as written) for each piece with three letters or digits."""
+    pieces = (" ".join(part.split()) for part in text.split(_HOLE))
+    return [(piece.casefold(), piece) for piece in pieces if len(_PIECE.findall(piece)) >= 3]
 
 
 def told_text(task: Task, turn: Turn, params: Mapping[str, str | int]) -> list[str]:

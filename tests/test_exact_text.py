@@ -43,3 +43,43 @@ def test_wording_every_paraphrase_gives_passes(tmp_path):
     task = _mini(tmp_path, ["Add calc.add(a, b) and calc.show(n, what), which prints `Total of <what>: <n>`.",
                             "calc.show(n, what) prints a line such as 'Total of apples: 5'; calc.add(a, b) returns a + b."])  # fmt: skip
     assert exact_text.check_turn(task, task.turns[0], {}) == []
+
+
+#: Error messages a test compares: a pattern of ``raises(match=...)`` (read as the text it
+#: asks for), ``assertRaisesRegex``'s, and an exception's ``str``.
+ERRORS = '''import unittest
+
+import pytest
+
+import calc
+
+
+def test_add_refuses_text():
+    with pytest.raises(TypeError, match=r"add\\(\\) needs numbers, got \\w+$"):
+        calc.add("a", 1)
+
+
+def test_add_names_the_argument():
+    with pytest.raises(TypeError) as info:
+        calc.add(1, None)
+    assert "Argument b is None" in str(info.value)
+
+
+class TestAdd(unittest.TestCase):
+    def test_overflow(self):
+        self.assertRaisesRegex(OverflowError, "sums? past the limit", calc.add, 10**9, 10**9)
+'''
+
+
+def test_error_wording_no_paraphrase_gives_is_named_and_a_regex_is_read_as_its_text(tmp_path):
+    """Fails where only printed output was wording: a test that checks an error's message
+    grades the wording as much."""
+    task = mini_task(tmp_path, {"test_add.py": ERRORS}, prompts=["Add calc.add(a, b): it refuses what is not a number.",
+                                                                  "calc.add(a, b) returns a + b, numbers only."])  # fmt: skip
+    missing = exact_text.check_turn(task, task.turns[0], {})
+    assert sorted((d.line, d.original) for d in missing) == [
+        (9, "add() needs numbers, got"), (16, "Argument b is None"), (21, "past the limit"), (21, "sum")]  # "sums?"
+    told = mini_task(tmp_path / "told", {"test_add.py": ERRORS}, prompts=[
+        "Add calc.add(a, b); a text argument raises TypeError('add() needs numbers, got str'), None raises TypeError "
+        "'Argument b is None', a total over 10**9 raises OverflowError('sum past the limit')."] * 2)  # fmt: skip
+    assert exact_text.check_turn(told, told.turns[0], {}) == []

@@ -656,3 +656,19 @@ def test_a_function_a_decorator_hands_out_as_an_attribute_is_a_signature_to_tell
 
     told = signatures.told_shapes("`cachedmethod.cache_clear(self)`")["cache_clear"]
     assert told[0].fits(1, []) and told[0].fits(0, []) and not told[0].fits(2, [])
+
+
+def test_wording_a_turns_tests_compare_is_shown_in_its_prompts(tmp_path):
+    """Fails on a miner that drafted prompts from the notes alone: the error message the
+    step's test matches was in no prompt, and validate named it."""
+    seed = Snapshot("1", "R1", files={"shout.py": "def shout(text):\n    return text.upper()\n",
+                                      "tests/test_shout.py": "from shout import shout\n\n\ndef test_shout():\n    assert shout('a') == 'A'\n"})  # fmt: skip
+    refuses = Snapshot("2", "R2", "Empty text is refused.", files={
+        "shout.py": "def shout(text):\n    if not text:\n        raise ValueError('Nothing to shout: text is empty')\n    return text.upper()\n",
+        "tests/test_shout.py": "import pytest\n\nfrom shout import shout\n\n\ndef test_shout():\n    assert shout('a') == 'A'\n\n\n"
+                               "def test_empty():\n    with pytest.raises(ValueError, match=r'^Nothing to shout: text is empty$'):\n"
+                               "        shout('')\n"})  # fmt: skip
+    result = mine([seed, refuses], tmp_path / "shout", runs=1)
+    prompts = load_task_dir(result.task).turns[0].spec.prompts
+    assert all("Wording the tests compare, exactly: `Nothing to shout: text is empty`." in p for p in prompts), prompts
+    assert validate_task(load_task_dir(result.task)) == []

@@ -41,7 +41,7 @@ from typing import Callable, Mapping, Sequence
 
 import yaml
 
-from stamina_gym import collection, interfaces, pyast
+from stamina_gym import collection, exact_text, interfaces, pyast
 from stamina_gym.config import SandboxConfig
 from stamina_gym.errors import ConfigError
 from stamina_gym.evaluation.runner import patch_stats
@@ -65,6 +65,8 @@ NOT_PRODUCT = re.compile(
     r"|(^|/)tests?\.py$",
     re.IGNORECASE,
 )
+#: The most pieces of exact wording (an error's message, printed output) one prompt shows.
+MAX_SHOWN_WORDING = 20
 #: The most changed lines of product code one mined turn holds (``mine``).
 MAX_TURN_LINES = 1500
 REVIEW_NOTE = "# Drafted by stamina-gym mine from the project's history: review the prompts before use.\n"
@@ -777,6 +779,15 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
                          [*added, *rewritten, *(s.split("(", 1)[0] for s in signatures)])  # fmt: skip
         spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures, rewritten, described, calls)
         (folder / "turn.yaml").write_text(REVIEW_NOTE + _dump(spec), encoding="utf-8")
+        # exact wording the tests compare (an error's message, printed output) that no prompt
+        # so far, the seed or the support code gives: shown word for word
+        task = load_task_dir(out)
+        untold = exact_text.check_turn(task, next(t for t in task.turns if t.id == turn_id), {})
+        wording = list(dict.fromkeys(piece.original for piece in untold))[:MAX_SHOWN_WORDING]
+        if wording:
+            line = "\n\nWording the tests compare, exactly: " + "; ".join(f"`{text}`" for text in wording) + "."
+            spec["prompts"] = [prompt + line for prompt in spec["prompts"]]
+            (folder / "turn.yaml").write_text(REVIEW_NOTE + _dump(spec), encoding="utf-8")
         previous = index
 
 
