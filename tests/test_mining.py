@@ -672,3 +672,10 @@ def test_wording_a_turns_tests_compare_is_shown_in_its_prompts(tmp_path):
     prompts = load_task_dir(result.task).turns[0].spec.prompts
     assert all("Wording the tests compare, exactly: `Nothing to shout: text is empty`." in p for p in prompts), prompts
     assert validate_task(load_task_dir(result.task)) == []
+
+
+def test_every_signature_the_tests_call_is_told_past_the_limit():
+    """semver's first kept turn folds in releases that add more functions than the limit;
+    its tests call ``bump_patch(version)``, which a cut in definition order left out."""
+    after = {"v.py": "".join(f"def f{n}(x):\n    pass\n\n\n" for n in range(5)) + "def bump_patch(version):\n    pass\n"}
+    assert changed_signatures({}, after, ["assert bump_patch('1.2.3') == '1.2.4'"], limit=2) == ["f0(x)", "bump_patch(version)"]

@@ -794,7 +794,8 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
 def changed_signatures(before: Mapping[str, str], after: Mapping[str, str], tests: Sequence[str] = (), limit: int = 12) -> list[str]:
     """The signatures (``name(a, b=1, *, c=...)``, ``Class.method(x)``) of the functions and
     methods a step adds or whose parameters it changes: the public ones, and the private
-    ones the turn's ``tests`` (their texts) call. A default that is long or holds
+    ones the turn's ``tests`` (their texts) call; every one the tests call, then others up
+    to ``limit``. A default that is long or holds
     parentheses is shown as ``...``, so that the signature reads as one call."""
 
     def defined(files: Mapping[str, str]) -> dict[str, tuple[ast.arguments, bool]]:
@@ -815,14 +816,17 @@ def changed_signatures(before: Mapping[str, str], after: Mapping[str, str], test
                             found.setdefault(node.name, (item.args, True))  # a class is called through its __init__
         return found
 
-    called = {match for text in tests for match in re.findall(r"\b(_\w+)\s*\(", text)}
-    old, signatures = defined(before), []
+    called = {match for text in tests for match in re.findall(r"\b(\w+)\s*\(", text)}
+    old, found = defined(before), []
     for name, (args, bound) in defined(after).items():
         private = any(part.startswith("_") for part in name.split("."))  # a method of a private class too
-        if (private and name.rsplit(".", 1)[-1] not in called) or (name in old and ast.dump(old[name][0]) == ast.dump(args)):
+        short = name.rsplit(".", 1)[-1]
+        if (private and short not in called) or (name in old and ast.dump(old[name][0]) == ast.dump(args)):
             continue
-        signatures.append(f"{name}({_parameters(args, bound)})")
-    return signatures[:limit]
+        found.append((short in called, f"{name}({_parameters(args, bound)})"))
+    room = max(0, limit - sum(is_called for is_called, _ in found))
+    uncalled = [signature for is_called, signature in found if not is_called][:room]
+    return [signature for is_called, signature in found if is_called or signature in uncalled]  # in the order defined
 
 
 def _function_attributes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.arguments]:
