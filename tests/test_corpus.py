@@ -152,3 +152,47 @@ def test_a_corpus_env_with_nothing_built_says_what_to_run(tmp_path):
         gym.make("StaminaCorpus-v0", corpus=str(tmp_path / "c"), split="eval")
     with pytest.raises(ConfigError, match="split must be one of train, eval, all"):
         gym.make("StaminaCorpus-v0", corpus=str(tmp_path / "c"), split="test")
+
+
+def _git_history(root: Path) -> list[str]:
+    """The shout history as commits of a real repository; their hashes, seed first."""
+    env = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": str(root), "PATH": "/usr/bin:/bin",
+           "GIT_AUTHOR_NAME": "dev", "GIT_AUTHOR_EMAIL": "dev@example.org", "GIT_COMMITTER_NAME": "dev",
+           "GIT_COMMITTER_EMAIL": "dev@example.org"}  # fmt: skip
+    root.mkdir(parents=True)
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True, check=True).stdout.strip()
+
+    git("init", "-q")
+    commits = []
+    for snapshot in _history():
+        for rel, text in snapshot.files.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+        git("add", "-A")
+        git("commit", "-q", "-m", snapshot.title)
+        commits.append(git("rev-parse", "HEAD"))
+    return commits
+
+
+def test_a_git_history_entry_is_cloned_mined_with_its_pins_and_a_clone_that_fails_is_its_rows_problem(tmp_path):
+    """A project whose releases give too few steps names its git history: a build clones
+    it (here from a path, with real git) and checks the pinned commits as it does
+    releases; a repository that cannot be cloned fails its own row, not the build."""
+    commits = _git_history(tmp_path / "upstream")
+    manifest_path = tmp_path / "corpus.yaml"
+    manifest_path.write_text(yaml.safe_dump({"packages": {
+        "shout": {"git": str(tmp_path / "upstream"), "versions": [commits[0], commits[-1]], "split": "train", "licence": "MIT"},
+        "gone": {"git": str(tmp_path / "nowhere"), "versions": [commits[0], commits[-1]], "split": "eval", "licence": "MIT"}}}))  # fmt: skip
+    mined = mine(sources.git_snapshots(tmp_path / "upstream", seed=commits[0]), tmp_path / "mined" / "shout", runs=1)
+    entry = pin(manifest_path, "shout", mined.task)
+    assert list(entry.turns) == commits[1:] and entry.versions == (commits[0], commits[-1]) and not entry.sdists
+    report = build(load_manifest(manifest_path), tmp_path / "corpus", cache=tmp_path / "cache" / "sdists")
+    assert (report["shout"]["turns"], report["shout"]["pins_broken"], report["shout"]["problems"]) == (2, {}, [])
+    assert (tmp_path / "cache" / "git" / "shout" / ".git").is_dir()
+    assert report["gone"]["turns"] == 0 and "cloning" in report["gone"]["problems"][0] and "nowhere" in report["gone"]["problems"][0]
+    assert list(build(load_manifest(manifest_path), tmp_path / "again", cache=tmp_path / "cache" / "sdists", git=False)) == []
+    manifest_path.write_text(yaml.safe_dump({"packages": {"shout": {"git": "x", "versions": ["a", "b", "c"], "split": "train", "licence": "MIT"}}}))
+    with pytest.raises(ConfigError, match="corpus.yaml: .*names two versions, the seed commit and the last"):
+        load_manifest(manifest_path)

@@ -41,6 +41,7 @@ def add_parser(sub) -> None:
     build.add_argument("--split", choices=["train", "eval"], help="build only the packages of this split")
     build.add_argument("--manifest", default=None, help="another manifest (default: the shipped one)")
     build.add_argument("--no-validate", action="store_true", help="skip validating each task")
+    build.add_argument("--no-git", action="store_true", help="leave out the packages mined from a git history (they need the network)")
     build.set_defaults(func=cmd_corpus_build)
     show = actions.add_parser("list", help="the manifest's packages: releases, split, pinned turns")
     show.add_argument("--manifest", default=None)
@@ -58,7 +59,8 @@ def cmd_corpus_build(args: argparse.Namespace) -> int:
     manifest = load_manifest(Path(args.manifest) if args.manifest else MANIFEST)
     only = args.only or (manifest.split(args.split) if args.split else None)
     out = Path(args.out) if args.out else DEFAULT_OUT
-    report = build(manifest, out, only=only, validate=not args.no_validate, progress=lambda line: print(line, flush=True))
+    report = build(manifest, out, only=only, validate=not args.no_validate, git=not args.no_git,
+                   progress=lambda line: print(line, flush=True))  # fmt: skip
     print(f"\n| package | split | turns | tests | pins broken | problems | seconds |\n|---|---|---:|---:|---:|---:|---:|")
     for name, row in report.items():
         print(f"| {name} | {row['split']} | {row['turns']} | {row['tests']} | {len(row['pins_broken']) + len(row['pinned_steps_not_kept'])} "
@@ -76,7 +78,9 @@ def cmd_corpus_list(args: argparse.Namespace) -> int:
     manifest = load_manifest(Path(args.manifest) if args.manifest else MANIFEST)
     print("| package | releases | split | recipe | licence | pinned turns |\n|---|---|---|---|---|---:|")
     for name, entry in manifest.packages.items():
-        print(f"| {name} | {entry.versions[0]}..{entry.versions[-1]} ({len(entry.versions)}) | {entry.split} "
+        history = f"git {entry.git} {entry.versions[0][:10]}..{entry.versions[-1][:10]}" if entry.git else \
+            f"{entry.versions[0]}..{entry.versions[-1]} ({len(entry.versions)})"
+        print(f"| {name} | {history} | {entry.split} "
               f"| {entry.recipe or '-'} | {entry.licence} | {len(entry.turns)} |")  # fmt: skip
     return 0
 

@@ -3,8 +3,9 @@
 ``corpus.yaml`` beside this module (in the wheel) names each package, the releases that
 make its history (the first is the seed), its recipe, its split (``train`` or ``eval``,
 so that evaluation can use projects training never saw), its licence, the sha256 of every
-sdist, and the kept steps with their tests. ``stamina-gym corpus build`` downloads the
-sdists (each checked against its digest), mines each package with its recipe and its pins
+sdist (or a git repository and its range of commits), and the kept steps with their tests.
+``stamina-gym corpus build`` downloads the sdists (each checked against its digest; a git
+history is cloned), mines each package with its recipe and its pins
 (``mine(pinned=...)``: the kept steps and tests are the manifest's, not what looked flaky
 on this machine; each pinned test still has to fail before its step and pass after),
 validates each task, and writes it under ``~/.cache/stamina-gym/corpus`` (or ``--out``),
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Callable, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from stamina_gym.config import format_validation_error, load_yaml
 from stamina_gym.errors import ConfigError
@@ -42,7 +43,13 @@ class Entry(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     versions: tuple[str, ...] = Field(min_length=2)
-    """The releases, oldest first; the first is the seed."""
+    """The releases, oldest first; the first is the seed. With ``git``: the seed commit
+    and the last one (full hashes)."""
+    git: str | None = None
+    """A git repository (a URL, or a path) whose first-parent commits after the seed, up
+    to the last, are the history, instead of the releases' sdists: for a project whose
+    releases give too few steps. A build clones it, so it needs the network (``corpus
+    build --no-git`` leaves such entries out)."""
     recipe: str | None = None
     """The shipped recipe it is mined with (``stamina_gym.mining.recipe``)."""
     split: Literal["train", "eval"]
@@ -51,7 +58,13 @@ class Entry(BaseModel):
     sdists: dict[str, str] = Field(default_factory=dict)
     """Release -> sha256 of its sdist."""
     turns: dict[str, tuple[str, ...]] = Field(default_factory=dict)
-    """Kept release -> its tests, relative to the turn's tests folder."""
+    """Kept release (or commit) -> its tests, relative to the turn's tests folder."""
+
+    @model_validator(mode="after")
+    def _git_names_a_range(self) -> "Entry":
+        if self.git and (len(self.versions) != 2 or self.sdists):
+            raise ValueError("an entry with git names two versions, the seed commit and the last, and no sdists")
+        return self
 
 
 class Manifest(BaseModel):
@@ -79,13 +92,16 @@ def build(
     only: list[str] | None = None,
     validate: bool = True,
     cache: Path | None = None,
+    git: bool = True,
     progress: Callable[[str], None] = lambda line: None,
 ) -> dict[str, dict]:
-    """Rebuild the corpus's tasks (``only`` these packages) into ``out``; the report of
-    each package (also written to ``out / corpus-build.yaml``, merged with earlier builds')."""
+    """Rebuild the corpus's tasks (``only`` these packages; without ``git``, none mined
+    from a git history) into ``out``; the report of each package (also written to ``out /
+    corpus-build.yaml``, merged with earlier builds'). A git history that cannot be cloned
+    is a problem of its package's row; the others still build."""
     from stamina_gym.mining.mine import mine
     from stamina_gym.mining.recipe import find_recipe
-    from stamina_gym.mining.sources import DEFAULT_CACHE, pypi_snapshots
+    from stamina_gym.mining.sources import DEFAULT_CACHE, git_snapshots, pypi_snapshots
     from stamina_gym.task import load_task_dir
     from stamina_gym.validate import validate_task
 
@@ -93,6 +109,7 @@ def build(
     unknown = [name for name in names if name not in manifest.packages]
     if unknown:
         raise ConfigError(f"not in the corpus manifest: {', '.join(unknown)} (it has {', '.join(manifest.packages)})")
+    names = [name for name in names if git or not manifest.packages[name].git]
     out.mkdir(parents=True, exist_ok=True)
     report_path = out / BUILD_REPORT
     report = (yaml.safe_load(report_path.read_text(encoding="utf-8")) or {}) if report_path.is_file() else {}
@@ -102,8 +119,20 @@ def build(
         start = time.monotonic()
         task_dir = out / name.replace("-", "_")
         shutil.rmtree(task_dir, ignore_errors=True)
-        snapshots = pypi_snapshots(name, list(entry.versions), cache or DEFAULT_CACHE, progress,
-                                   digests=entry.sdists or None)  # fmt: skip
+        if entry.git:
+            try:
+                clone = _clone(entry.git, (cache or DEFAULT_CACHE).parent / "git" / name, progress)
+            except ConfigError as exc:
+                report[name] = {"split": entry.split, "licence": entry.licence, "licence_file": None, "turns": 0, "tests": 0,
+                                "pinned": bool(entry.turns), "pins_broken": {}, "pinned_steps_not_kept": [],
+                                "validated": False, "problems": [str(exc)], "seconds": round(time.monotonic() - start, 1)}  # fmt: skip
+                progress(f"  {name}: {exc}")
+                report_path.write_text(yaml.safe_dump(report, sort_keys=False), encoding="utf-8")
+                continue
+            snapshots = git_snapshots(clone, seed=entry.versions[0], until=entry.versions[-1])
+        else:
+            snapshots = pypi_snapshots(name, list(entry.versions), cache or DEFAULT_CACHE, progress,
+                                       digests=entry.sdists or None)  # fmt: skip
         result = mine(snapshots, task_dir, recipe=find_recipe(entry.recipe) if entry.recipe else None,
                       pinned=entry.turns or None, progress=lambda line: progress(f"  {line}"))  # fmt: skip
         broken = {step.ref: step.pin_broken for step in result.steps if step.pin_broken}
@@ -117,6 +146,25 @@ def build(
         progress(f"  {name}: {len(result.kept)} turn(s), {len(problems)} problem(s), {report[name]['seconds']} s")
         report_path.write_text(yaml.safe_dump(report, sort_keys=False), encoding="utf-8")
     return {name: report[name] for name in names}
+
+
+def _clone(source: str, folder: Path, progress: Callable[[str], None]) -> Path:
+    """A clone of the repository at ``source`` in ``folder`` (made once, fetched after)."""
+    import subprocess
+
+    if (folder / ".git").is_dir():
+        command, what = ["git", "-C", str(folder), "fetch", "--quiet", "origin"], f"fetching {source}"
+    else:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        command, what = ["git", "clone", "--quiet", "--no-checkout", source, str(folder)], f"cloning {source}"
+    progress(f"  {what}")
+    try:
+        run = subprocess.run(command, capture_output=True, text=True, timeout=1800)
+    except subprocess.TimeoutExpired:
+        raise ConfigError(f"{what}: no answer in 30 minutes") from None
+    if run.returncode != 0:
+        raise ConfigError(f"{what} failed (a git history needs the network): {run.stderr.strip()[-300:]}")
+    return folder
 
 
 def _licence_file(task_dir: Path) -> str | None:
@@ -135,17 +183,26 @@ def pin(manifest_path: Path, name: str, task_dir: Path) -> Entry:
     if not isinstance(mined, dict) or "steps" not in mined:
         raise ConfigError(f"{task_dir / 'mining.yaml'}: not a mining report")
     entry = manifest.packages[name]
+    turns = {step["ref"]: tuple(tid.split("/", 1)[1] for tid in step["tests"])
+             for step in mined["steps"] if step["status"] == "kept"}  # fmt: skip
+    if entry.git:  # the manifest's two commits are the range; the mined steps are its kept commits
+        pinned = entry.model_copy(update={"turns": turns})
+        manifest.packages[name] = pinned
+        _write_manifest(manifest_path, manifest)
+        return pinned
     sdists = mined.get("sdists") or {}
     if not sdists or not set(sdists) <= set(entry.versions):
         raise ConfigError(f"{task_dir}: mined from releases {sorted(sdists)}, the manifest names {list(entry.versions)}")
-    turns = {step["ref"]: tuple(tid.split("/", 1)[1] for tid in step["tests"])
-             for step in mined["steps"] if step["status"] == "kept"}  # fmt: skip
     versions = tuple(version for version in entry.versions if version in sdists)  # a release without an sdist is no step
     pinned = entry.model_copy(update={"versions": versions, "sdists": sdists, "turns": turns})
     manifest.packages[name] = pinned
-    manifest_path.write_text(_HEADER + yaml.safe_dump(manifest.model_dump(mode="json"), sort_keys=False, width=120),
-                             encoding="utf-8")  # fmt: skip
+    _write_manifest(manifest_path, manifest)
     return pinned
+
+
+def _write_manifest(path: Path, manifest: Manifest) -> None:
+    path.write_text(_HEADER + yaml.safe_dump(manifest.model_dump(mode="json", exclude_none=True), sort_keys=False, width=120),
+                    encoding="utf-8")  # fmt: skip
 
 
 _HEADER = "# The corpus manifest (stamina_gym.mining.corpus): `stamina-gym corpus build` rebuilds it.\n"
