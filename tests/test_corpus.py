@@ -133,9 +133,12 @@ def test_the_corpus_env_draws_a_built_task_of_its_split_and_plays_it(tmp_path):
 
 
 def test_the_corpus_env_draws_by_its_seed_and_can_be_told_which_task(tmp_path):
+    from gymnasium.utils.env_checker import check_env
+
     corpus = built_corpus(tmp_path, {"alpha": {"split": "train", "problems": []}, "beta": {"split": "eval", "problems": []}})
     env = gym.make("StaminaCorpus-v0", corpus=str(corpus), split="all")
     try:
+        check_env(env.unwrapped, skip_render_check=True)
         drawn = [env.reset(seed=seed)[1]["task"] for seed in range(8)]
         assert set(drawn) == {"alpha", "beta"}
         assert [env.reset(seed=seed)[1]["task"] for seed in range(8)] == drawn
