@@ -147,7 +147,8 @@ def context(task: Task, number: int) -> str:
             out.append(f"### support/{path.name}\n" + _code(task.render(path.read_text(encoding="utf-8"),
                                                                        turn.example_params, str(path)), "python"))  # fmt: skip
     out.append("## This turn's hidden tests\n")
-    for path in turn.tests:
+    helpers = [path for path in sorted((turn.dir / "tests").rglob("*.py")) if path not in turn.tests and "__pycache__" not in path.parts]
+    for path in [*helpers, *turn.tests]:  # the tests folder's own helpers first (a mixin in its __init__.py)
         text = task.render(path.read_text(encoding="utf-8"), turn.example_params, str(path))
         out.append(f"### {path.relative_to(turn.dir / 'tests').as_posix()}\n" + _code(text, "python"))
     if turn.spec.tests:

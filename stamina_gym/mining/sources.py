@@ -73,6 +73,8 @@ def git_snapshots(repo: Path, *, seed: str, until: str | None = None, commits: S
             chosen = list(reversed(list(handle.iter_commits(f"{start.hexsha}..{end.hexsha}", first_parent=True))))
     except (git.BadName, ValueError) as exc:
         raise ConfigError(f"{repo}: {exc}") from None
+    except (git.GitCommandError, BrokenPipeError) as exc:  # git itself refused the folder
+        raise ConfigError(f"{repo}: git cannot read it ({getattr(exc, 'stderr', '') or exc}); a clone of it may be read") from None
     snapshots = []
     for commit in [start, *chosen]:
         files = {}
