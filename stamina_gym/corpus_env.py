@@ -10,9 +10,10 @@ name}`` chooses instead. ``info["task"]`` names the task at every reset and step
     obs, info = env.reset(seed=0, options={"task": "parse"})
 
 The tasks and their splits are read from the build's report (``corpus-build.yaml``): a
-package whose build left problems is not drawn. Other keyword arguments override the
-config of every task's env (``max_turns=5``, ``sandbox={"kind": "docker"}``). The
-observation space is the tasks' with ``turn`` up to the longest task's length.
+package whose build failed (problems, broken pins) is not drawn. Other keyword arguments
+override the config of every task's env (``max_turns=5``, ``sandbox={"kind": "docker"}``).
+The observation space is the tasks' with ``turn`` up to the longest task's length; what
+the play loop reads of an env (``task``, ``turns``, ``config``) is the drawn task's.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ SPLITS = ("train", "eval", "all")
 
 def built_tasks(corpus: Path, split: str) -> dict[str, Path]:
     """Package -> task folder, for the packages of ``split`` that ``corpus`` holds built
-    without problems, read from its ``corpus-build.yaml``."""
+    without problems or broken pins (what ``corpus build`` reports as failed), read from
+    its ``corpus-build.yaml``."""
     from stamina_gym.config import load_yaml
     from stamina_gym.mining.corpus import BUILD_REPORT
 
@@ -43,7 +45,8 @@ def built_tasks(corpus: Path, split: str) -> dict[str, Path]:
     found = {}
     for name, built in sorted(report.items()):
         folder = corpus / name.replace("-", "_")
-        if (split == "all" or built.get("split") == split) and not built.get("problems") and (folder / "task.yaml").is_file():
+        failed = built.get("problems") or built.get("pins_broken") or built.get("pinned_steps_not_kept")
+        if (split == "all" or built.get("split") == split) and not failed and (folder / "task.yaml").is_file():
             found[name] = folder
     if not found:
         built = ", ".join(f"{name} ({entry.get('split')}, {len(entry.get('problems') or [])} problems)" for name, entry in report.items())
@@ -73,11 +76,10 @@ class CorpusEnv(gym.Env):
         for name in self.tasks:
             env = self._make(name)
             lengths[name] = len(env.turns)
-            template = env
-            if name != list(self.tasks)[-1]:
-                env.close()
-        self._env, self._name = template, list(self.tasks)[-1]
-        text = template.observation_space["prompt"]
+            if self._env is not None:
+                self._env.close()
+            self._env, self._name = env, name
+        text = self._env.observation_space["prompt"]
         self.observation_space = spaces.Dict({
             "prompt": text, "output": text, "repo": text,
             "phase": UnicodeText(64, charset=CHARSET),
