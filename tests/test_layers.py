@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                    "interfaces", "exact_text", "signatures", "char_rules", "paraphrases", "costs")),
     ("env", ("env", "chat", "validate", "authoring")),
     ("agents", ("agents",)),
-    ("drivers", ("play", "harness", "rollout", "evaluation", "integrations", "mining")),
+    ("drivers", ("play", "harness", "rollout", "evaluation", "integrations", "mining", "corpus_env")),
     ("cli", ("cli", "__main__")),
 ]  # fmt: skip
 
