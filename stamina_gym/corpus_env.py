@@ -107,7 +107,10 @@ class CorpusEnv(gym.Env):
             if self._env is not None:
                 self._env.close()
             self._env, self._name = self._make(name), name
-        observation, info = self._env.reset(seed=seed, options=options or None)
+        # the task's env is seeded from this env's generator too: a reset without a seed
+        # follows from the last seeded one, whichever task it draws (a new env is unseeded)
+        inner_seed = seed if seed is not None else int(self.np_random.integers(2**31))
+        observation, info = self._env.reset(seed=inner_seed, options=options or None)
         return observation, {**info, "task": name}
 
     def step(self, action: str | dict) -> tuple[dict, float, bool, bool, dict]:
