@@ -3,7 +3,8 @@
 A test that compares what the program printed with a fixed string (``assert out ==
 "Exported 2 todo(s) to ..."``, ``assert "Added #1" in result.stdout``), or an error's
 message (``assert "TODO_PORT" in str(info.value)``, ``pytest.raises(E, match="...")`` and
-``assertRaisesRegex``, whose pattern is read as the literal text it asks for), grades the
+``assertRaisesRegex``, whose pattern is read as the literal text it asks for) or a warning's
+(``str(w[0].message)``), by ``assert`` or by unittest's ``assertEqual``/``assertIn``, grades the
 wording, so the wording must have been given: in every paraphrase of this turn or of an earlier one
 (the episode shows one of them), in the seed repository or in the test support code.
 
@@ -29,8 +30,13 @@ from typing import Iterable, Mapping
 from stamina_gym.interfaces import _read_seed, _render, turn_cached
 from stamina_gym.task import Task, Turn
 
-_OUTPUT = re.compile(r"\b(?:stdout|stderr|out|err|output|lines|readouterr)\b"
-                     r"|\bstr\((?:\w+\.)*(?:value|exception|e|exc|error|ex)\)|\.args\b")  # printed, or an error's message
+_OUTPUT = re.compile(r"\b(?:stdout|stderr|out|err|output|lines|readouterr|caplog)\b"
+                     r"|\bstr\((?:[\w\[\]]+\.)*(?:value|exception|e|exc|error|ex|message)\)"
+                     r"|\.args\b|\.message\b")  # printed or logged, or an error's or a warning's message
+#: unittest's comparisons: the method -> whether its first argument is the expected side only
+#: (``assertIn(member, container)``), else either side may be.
+_UNITTEST = {"assertEqual": False, "assertEquals": False, "assertNotEqual": False, "assertMultiLineEqual": False,
+             "assertIn": True, "assertNotIn": True}  # fmt: skip
 _NUMBER = re.compile(r"\d+")
 _PIECE = re.compile(r"[A-Za-z0-9]")
 #: Stands for a part of the expected text that the test supplies.
@@ -57,6 +63,8 @@ def demanded(source: str, file: str) -> list[Demanded]:
     tree = ast.parse(source)
     compared = [(node.lineno, expected) for node in ast.walk(tree) if isinstance(node, ast.Assert)
                 for expected in _expected_output(node.test)]  # fmt: skip
+    compared += [(node.lineno, expected) for node in ast.walk(tree) if isinstance(node, ast.Call)
+                 for expected in _unittest_expected(node)]  # fmt: skip
     patterns = [pattern for node in ast.walk(tree) if isinstance(node, ast.Call) for pattern in _error_patterns(node)]
     wording = {id(n) for _, expected in compared for n in ast.walk(expected)} | {id(p) for p in patterns}
     compared += [(pattern.lineno, _regex_text(pattern)) for pattern in patterns]
@@ -80,6 +88,17 @@ def _expected_output(test: ast.expr) -> list[ast.expr]:
         pairs = [(left, right)]  # "text" in out
     else:
         return []
+    return [expected for expected, observed in pairs if _OUTPUT.search(ast.unparse(observed))]
+
+
+def _unittest_expected(call: ast.Call) -> list[ast.expr]:
+    """The side of a unittest comparison (``self.assertEqual(str(w[0].message), "...")``,
+    ``self.assertIn("...", out)``) that output or a message is compared with."""
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+    if name not in _UNITTEST or len(call.args) < 2:
+        return []
+    first, second = call.args[:2]
+    pairs = [(first, second)] if _UNITTEST[name] else [(first, second), (second, first)]
     return [expected for expected, observed in pairs if _OUTPUT.search(ast.unparse(observed))]
 
 

@@ -31,3 +31,14 @@ def modules(files: Mapping[str, str]) -> Iterator[tuple[str, ast.Module]]:
                 yield rel, parse(text)
             except SyntaxError:
                 continue
+
+
+def is_property(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether ``node`` is a property's function (``@property``, ``@cached_property``, a
+    ``@name.setter``): reading the attribute runs it, so ``obj.name(...)`` calls what it
+    returns, not it."""
+    for decorator in node.decorator_list:
+        name = decorator.attr if isinstance(decorator, ast.Attribute) else getattr(decorator, "id", "")
+        if name in ("property", "cached_property", "setter", "getter", "deleter"):
+            return True
+    return False

@@ -124,7 +124,10 @@ def seed_shapes(files: Mapping[str, str]) -> dict[str, list[Shape]]:
         while bodies:
             body, in_class = bodies.pop()
             for node in body:
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and pyast.is_property(node):
+                    # ``obj.ttu(key, value, now)`` calls the property's value: any shape
+                    found.setdefault(node.name, []).append(Shape(_ANY, _ANY, f"{rel}: property {node.name}"))
+                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     found.setdefault(node.name, []).append(_shape_of_def(node.args, f"{rel}: def {node.name}", in_class))
                 elif isinstance(node, ast.ClassDef):
                     bodies.append((node.body, True))

@@ -83,3 +83,30 @@ def test_error_wording_no_paraphrase_gives_is_named_and_a_regex_is_read_as_its_t
         "Add calc.add(a, b); a text argument raises TypeError('add() needs numbers, got str'), None raises TypeError "
         "'Argument b is None', a total over 10**9 raises OverflowError('sum past the limit')."] * 2)  # fmt: skip
     assert exact_text.check_turn(told, told.turns[0], {}) == []
+
+
+WARNINGS = '''import unittest
+import warnings
+
+import calc
+
+
+class TestOld(unittest.TestCase):
+    def test_old_add_warns(self):
+        with warnings.catch_warnings(record=True) as w:
+            calc.old_add(1, 2)
+        self.assertEqual(str(w[0].message), "old_add is deprecated, use add")
+
+    def test_add_reports(self):
+        out = calc.report(1, 2)
+        self.assertIn("Total: 3", out)
+        self.assertEqual(calc.add(1, 2), 3)
+'''
+
+
+def test_a_warnings_message_and_unittests_comparisons_are_wording(tmp_path):
+    """Fails where only ``assert`` statements and an error's message were read: cachetools'
+    tests compare a recorded warning's message through ``self.assertEqual``."""
+    task = mini_task(tmp_path, {"test_add.py": WARNINGS}, prompts=["Deprecate calc.old_add and add calc.report(a, b)."] * 2)
+    missing = exact_text.check_turn(task, task.turns[0], {})
+    assert sorted((d.line, d.original) for d in missing) == [(11, "old_add is deprecated, use add"), (15, "Total:")]

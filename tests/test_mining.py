@@ -679,3 +679,12 @@ def test_every_signature_the_tests_call_is_told_past_the_limit():
     its tests call ``bump_patch(version)``, which a cut in definition order left out."""
     after = {"v.py": "".join(f"def f{n}(x):\n    pass\n\n\n" for n in range(5)) + "def bump_patch(version):\n    pass\n"}
     assert changed_signatures({}, after, ["assert bump_patch('1.2.3') == '1.2.4'"], limit=2) == ["f0(x)", "bump_patch(version)"]
+
+
+def test_a_property_is_no_signature_to_tell():
+    """Fails where ``TLRUCache.ttu()`` was told for cachetools 5.0.0's property: its tests call
+    the property's value with three arguments, and validate named every such call."""
+    after = {"ct.py": "class TLRUCache:\n    def __init__(self, ttu):\n        self.__ttu = ttu\n\n"
+                      "    @property\n    def ttu(self):\n        return self.__ttu\n\n    def expire(self, time=None):\n        pass\n"}  # fmt: skip
+    told = changed_signatures({}, after, ["assert cache.ttu(None, 1, 1) == 3"])
+    assert told == ["TLRUCache(ttu)", "TLRUCache.expire(time=None)"]

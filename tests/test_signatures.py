@@ -99,3 +99,13 @@ def test_a_call_of_the_tests_own_helper_through_self_is_not_the_products(tmp_pat
     reference = {"calc/__init__.py": "def total(a, b):\n    return a + b\n"}
     misfits = sorted((c.line, c.name, c.positional) for c, _ in signatures.check_turn(task, task.turns[0], reference, {}))
     assert misfits == [(9, "total", 3), (19, "total", 3)]  # through a class: the instance, then three
+
+
+def test_a_property_in_the_seed_allows_any_call_of_its_value():
+    """Fails where a property was read as a method of no arguments: cachetools'
+    ``TLRUCache.ttu`` is a property whose value its tests call as ``cache.ttu(None, 1, 1)``."""
+    seed = signatures.seed_shapes({"ct.py": "class TLRUCache:\n    @property\n    def ttu(self):\n        return self._ttu\n\n"
+                                            "    @ttu.setter\n    def ttu(self, value):\n        self._ttu = value\n\n"
+                                            "    def expire(self, time=None):\n        pass\n"})  # fmt: skip
+    assert all(shape.fits(3, ["key"]) for shape in seed["ttu"])
+    assert not seed["expire"][0].fits(2, [])  # a method is still held to its parameters

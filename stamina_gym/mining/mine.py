@@ -809,6 +809,8 @@ def changed_signatures(before: Mapping[str, str], after: Mapping[str, str], test
                         found.setdefault(f"{node.name}.{attribute}", (args, False))
                 elif isinstance(node, ast.ClassDef):
                     for item in node.body:
+                        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and pyast.is_property(item):
+                            continue  # an attribute, not a call: ``cache.ttu(k, v, t)`` calls its value
                         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name != "__init__":
                             bound = not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in item.decorator_list)
                             found.setdefault(f"{node.name}.{item.name}", (item.args, bound))
