@@ -688,3 +688,51 @@ def test_a_property_is_no_signature_to_tell():
                       "    @property\n    def ttu(self):\n        return self.__ttu\n\n    def expire(self, time=None):\n        pass\n"}  # fmt: skip
     told = changed_signatures({}, after, ["assert cache.ttu(None, 1, 1) == 3"])
     assert told == ["TLRUCache(ttu)", "TLRUCache.expire(time=None)"]
+
+
+WARNING_TESTS = '''import unittest
+import warnings
+
+import pytest
+
+import ct
+
+
+def test_old_module():
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        from ct.cache import Cache
+        assert issubclass(w[-1].category, DeprecationWarning)
+
+
+def test_positional_info():
+    with pytest.warns(FutureWarning):
+        wrapper = ct.cached({}, None, True)
+
+
+class TestOld(unittest.TestCase):
+    def test_old_call(self):
+        self.assertWarns(DeprecationWarning, ct.old, 1, key=2)
+
+    def test_info(self):
+        with warnings.catch_warnings(record=True) as w:
+            ct.cached({}, info=True)
+        self.assertIs(w[0].category, UserWarning)
+'''
+
+
+def test_what_the_tests_expect_to_warn_is_shown_from_them():
+    """Fails where prompts left warnings out: cachetools 4.2.4's shims must warn on import,
+    which its notes ("Add submodule shims") never say, and the audit scored it 2."""
+    from stamina_gym.mining.mine import _prompts, _TestSources, warning_examples
+
+    ids = ["test_w.py::test_old_module", "test_w.py::test_positional_info", "test_w.py::TestOld::test_old_call",
+           "test_w.py::TestOld::test_info"]  # fmt: skip
+    shown = warning_examples(_TestSources({"test_w.py": WARNING_TESTS}), ids)
+    assert shown == ["`from ct.cache import Cache` warns `DeprecationWarning`", "`ct.cached({}, None, True)` warns `FutureWarning`",
+                     "`ct.old(1, key=2)` warns `DeprecationWarning`"]  # fmt: skip
+    assert warning_examples(_TestSources({"test_w.py": WARNING_TESTS}), ids[3:]) == []  # its only test
+    snapshot = Snapshot(ref="4.2.4", title="Release 4.2.4", message="Add submodule shims.")
+    first, second = _prompts(snapshot, ["ct.py"], [], [], ids, warned=shown[:1])
+    assert "What must warn, for example:\n- `from ct.cache import Cache` warns `DeprecationWarning`" in first
+    assert "It must warn, as in: `from ct.cache import Cache` warns `DeprecationWarning`." in second

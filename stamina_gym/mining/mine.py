@@ -37,7 +37,7 @@ import tempfile
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 import yaml
 
@@ -777,7 +777,8 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         described = docstrings([*added, *rewritten], public_after) if len(notes) < THIN_NOTES else []
         calls = examples(_TestSources(trees[index][1]), [tid.split("/", 1)[1] for tid in tests],
                          [*added, *rewritten, *(s.split("(", 1)[0] for s in signatures)])  # fmt: skip
-        spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures, rewritten, described, calls)
+        warned = warning_examples(_TestSources(trees[index][1]), [tid.split("/", 1)[1] for tid in tests])
+        spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures, rewritten, described, calls, warned)
         (folder / "turn.yaml").write_text(REVIEW_NOTE + _dump(spec), encoding="utf-8")
         # exact wording the tests compare (an error's message, printed output) that no prompt
         # so far, the seed or the support code gives: shown word for word
@@ -950,6 +951,86 @@ def examples(sources: "_TestSources", tests: Sequence[str], names: Sequence[str]
     return shown
 
 
+#: The calls whose ``with`` block (or whose call, for ``assertWarns(C, f, *args)``) expects a warning.
+_WARNS = ("warns", "assertWarns", "assertWarnsRegex", "deprecated_call", "catch_warnings")
+
+
+def warning_examples(sources: "_TestSources", tests: Sequence[str], limit: int = 3, width: int = 120) -> list[str]:
+    """What the turn's ``tests`` expect to warn, taken from them: ``from pkg.cache import
+    Cache`` warns ``DeprecationWarning``. The trigger is the first statement of a
+    ``pytest.warns(C)``, ``assertWarns(C)`` or ``warnings.catch_warnings(record=True)``
+    block (or ``assertWarns(C, f, *args)``'s call); the class is the block's, or the one the
+    test compares a recorded warning's ``category`` with. One per test, from fewer tests
+    than the turn has, as ``examples``."""
+    shown: list[str] = []
+    for tid in tests:
+        if len(shown) >= min(limit, len(tests) - 1):
+            break
+        rel, *parts = tid.split("::")
+        try:
+            tree = ast.parse(textwrap.dedent(sources.source(rel, [part.split("[", 1)[0] for part in parts]) or ""))
+        except SyntaxError:
+            continue
+        compared = _compared_category(tree)
+        for trigger, category in _warned(tree):
+            line = f"`{trigger}` warns `{category or compared}`" if (category or compared) else ""
+            if line and line not in shown and len(line) <= width:
+                shown.append(line)
+                break
+    return shown
+
+
+def _warned(tree: ast.AST) -> Iterator[tuple[str, str | None]]:
+    """(the statement that warns, the class a ``warns`` call names or None) in ``tree``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.With):
+            for item in node.items:
+                call = item.context_expr
+                name = _called_name(call) if isinstance(call, ast.Call) else ""
+                if name not in _WARNS:
+                    continue
+                category = "DeprecationWarning" if name == "deprecated_call" else (
+                    ast.unparse(call.args[0]) if call.args and name != "catch_warnings" else None)  # fmt: skip
+                trigger = next(filter(None, map(_trigger, node.body)), None)
+                if trigger:
+                    yield trigger, category
+        elif isinstance(node, ast.Call) and _called_name(node) == "assertWarns" and len(node.args) >= 2:
+            args = ", ".join([*(ast.unparse(a) for a in node.args[2:]), *(ast.unparse(k) for k in node.keywords if k.arg != "msg")])
+            yield f"{ast.unparse(node.args[1])}({args})", ast.unparse(node.args[0])
+
+
+def _trigger(statement: ast.stmt) -> str | None:
+    """The code a warning block runs, as a line: an import, a call, an assignment's value;
+    None for the block's own set-up and checks (``simplefilter``, asserts)."""
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return ast.unparse(statement)
+    value = statement.value if isinstance(statement, (ast.Expr, ast.Assign)) else None
+    if not isinstance(value, ast.Call) or _called_name(value) in ("simplefilter", "filterwarnings", "resetwarnings") \
+            or _called_name(value).startswith("assert"):  # fmt: skip
+        return None
+    return ast.unparse(value)
+
+
+def _compared_category(tree: ast.AST) -> str | None:
+    """The class a test compares a recorded warning's ``category`` with
+    (``issubclass(w[-1].category, C)``, ``self.assertIs(w[0].category, C)``, ``w[0].category is C``)."""
+    def category(node: ast.expr) -> bool:
+        return isinstance(node, ast.Attribute) and node.attr == "category"
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _called_name(node) in ("issubclass", "assertIs", "assertEqual") and len(node.args) >= 2:
+            first, second = node.args[:2]
+            if category(first) or category(second):
+                return ast.unparse(second if category(first) else first)
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.Eq)) and category(node.left):
+            return ast.unparse(node.comparators[0])
+    return None
+
+
+def _called_name(call: ast.Call) -> str:
+    return call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+
+
 def _call_and_value(node: ast.AST) -> tuple[ast.Call, ast.expr] | None:
     """``assert CALL == VALUE`` (either way round) or ``self.assertEqual(CALL, VALUE)``."""
     test = node.test if isinstance(node, ast.Assert) else None
@@ -988,13 +1069,15 @@ def _behaviours(tests: Sequence[str]) -> list[str]:
 
 def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfaces.Use], added: Sequence[str],
              tests: Sequence[str], folded: Sequence[Snapshot] = (), signatures: Sequence[str] = (),
-             rewritten: Sequence[str] = (), described: Sequence[str] = (), calls: Sequence[str] = ()) -> list[str]:  # fmt: skip
+             rewritten: Sequence[str] = (), described: Sequence[str] = (), calls: Sequence[str] = (),
+             warned: Sequence[str] = ()) -> list[str]:  # fmt: skip
     """Two drafts of the turn's request: the message or changelog entry (those of the
     ``folded`` steps before it first, each under its title), the public names the step
     adds, the existing public functions it ``rewritten``, the ``signatures`` it adds or
     changes, what their docstrings say where the notes are thin (``described``), example
-    ``calls`` with their results, what its tests check (from their names), the files (Python
-    first), and every name the tests use that the agent was not yet told."""
+    ``calls`` with their results, what its tests expect to ``warned``, what its tests check
+    (from their names), the files (Python first), and every name the tests use that the
+    agent was not yet told."""
     names = ", ".join(dict.fromkeys(_spelt(use) for use in missing))
     body = "\n\n".join([*(f"{step.title}:\n{step.message.strip()}" for step in folded),
                          *([f"{snapshot.title}:\n{snapshot.message.strip()}" if folded else snapshot.message.strip()]
@@ -1016,6 +1099,8 @@ def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfa
         first += "\n\nWhat they do:\n" + "\n".join(f"- `{line.split(': ', 1)[0]}`: {line.split(': ', 1)[1]}" for line in described)
     if calls:
         first += "\n\nFor example:\n" + "\n".join(f"- `{call}`" for call in calls)
+    if warned:
+        first += "\n\nWhat must warn, for example:\n" + "\n".join(f"- {line}" for line in warned)
     if checks:
         first += f"\n\nWhat must hold afterwards: {checks}."
     if where:
@@ -1031,6 +1116,8 @@ def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfa
         second += "\n\nFrom their docstrings:\n" + "\n".join(f"- {line}" for line in described)
     if calls:
         second += "\n\nExamples that must hold: " + "; ".join(f"`{call}`" for call in calls) + "."
+    if warned:
+        second += "\n\nIt must warn, as in: " + "; ".join(warned) + "."
     if checks:
         second += f"\n\nI will check these behaviours: {checks}."
     if new or names:
