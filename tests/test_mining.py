@@ -736,3 +736,23 @@ def test_what_the_tests_expect_to_warn_is_shown_from_them():
     first, second = _prompts(snapshot, ["ct.py"], [], [], ids, warned=shown[:1])
     assert "What must warn, for example:\n- `from ct.cache import Cache` warns `DeprecationWarning`" in first
     assert "It must warn, as in: `from ct.cache import Cache` warns `DeprecationWarning`." in second
+
+
+def test_an_example_is_read_through_the_name_a_call_is_bound_to():
+    """Fails where only ``f(literals) == literal`` was an example: parse 1.21.1's test binds
+    ``r = parse.parse(...)`` and checks ``r[0].microsecond``; the audit scored the turn 2 for
+    truncating past six digits, which the example shows. Never every check is shown."""
+    from stamina_gym.mining.mine import _TestSources, examples
+
+    test = ("import datetime\n\nimport parse\n\n\ndef test_microseconds():\n"
+            "    r = parse.parse('{:ti}', '08.501902Z')\n    assert r[0].microsecond == 501902\n"
+            "    r = parse.parse('{:ti}', '08.1234567Z')\n    assert 123456 == r[0].microsecond\n"
+            "    assert parse.parse('{:ti}', '2023-10-14')[0] == datetime.datetime(2023, 10, 14)\n"
+            "    r = object()\n    assert r.microsecond == 1\n")  # fmt: skip
+    shown = examples(_TestSources({"test_b.py": test}), ["test_b.py::test_microseconds"], ["parse"])
+    assert shown == ["parse.parse('{:ti}', '08.501902Z')[0].microsecond == 501902",
+                     "parse.parse('{:ti}', '08.1234567Z')[0].microsecond == 123456"]  # two of its three checks  # fmt: skip
+    date = "import datetime\n\nimport parse\n\n\ndef test_date():\n" + test.split("\n", 9)[-1]
+    shown = examples(_TestSources({"test_b.py": test, "test_d.py": date}), ["test_b.py::test_microseconds", "test_d.py::test_date"],
+                     ["parse"], limit=5)  # fmt: skip
+    assert "parse.parse('{:ti}', '2023-10-14')[0] == datetime.datetime(2023, 10, 14)" in shown

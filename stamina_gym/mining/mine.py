@@ -775,9 +775,12 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         rewritten = changed_public_functions(public_before, public_after)
         notes = "".join(step.message.strip() for step in [*folded, snapshot])
         described = docstrings([*added, *rewritten], public_after) if len(notes) < THIN_NOTES else []
-        calls = examples(_TestSources(trees[index][1]), [tid.split("/", 1)[1] for tid in tests],
-                         [*added, *rewritten, *(s.split("(", 1)[0] for s in signatures)])  # fmt: skip
-        warned = warning_examples(_TestSources(trees[index][1]), [tid.split("/", 1)[1] for tid in tests])
+        sources, ids = _TestSources(trees[index][1]), [tid.split("/", 1)[1] for tid in tests]
+        # calls of what the step adds or changes; else of any public function (a fix inside
+        # a private helper shows through the public call the tests make: parse.parse(...))
+        calls = (examples(sources, ids, [*added, *rewritten, *(s.split("(", 1)[0] for s in signatures)])
+                 or examples(sources, ids, list(public_after)))  # fmt: skip
+        warned = warning_examples(sources, ids)
         spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures, rewritten, described, calls, warned)
         (folder / "turn.yaml").write_text(REVIEW_NOTE + _dump(spec), encoding="utf-8")
         # exact wording the tests compare (an error's message, printed output) that no prompt
@@ -921,34 +924,54 @@ def docstrings(names: Sequence[str], new: Mapping[str, str], limit: int = 8, wid
 
 def examples(sources: "_TestSources", tests: Sequence[str], names: Sequence[str], limit: int = 3, width: int = 160) -> list[str]:
     """Example calls with their results, taken from the turn's own ``tests`` (ids under
-    the tests folder): ``f(args) == value`` where ``f`` is one of ``names`` (what the step
-    adds or rewrites, by its last part) and the arguments and value are literals, one per
-    test, from fewer tests than the turn has (shown examples stay graded, and are never
-    the only tests)."""
+    the tests folder): ``f(args)[0].microsecond == value`` where ``f`` is one of ``names``
+    (what the step adds or rewrites, by its last part), the arguments are literals and the
+    value a literal or a constructor of literals (``datetime(2023, 10, 14)``); a call bound
+    to a name first (``r = f(...)``, then ``assert r[0] == 1``) is read through the name.
+    One per test, then a second round over the same tests, and never every example the
+    tests hold (shown examples stay graded, and are never the only checks)."""
     wanted = {name.rsplit(".", 1)[-1] for name in names}
-    shown: list[str] = []
+    found: list[list[str]] = []
     for tid in tests:
-        if len(shown) >= min(limit, len(tests) - 1):
-            break
         rel, *parts = tid.split("::")
-        text = sources.source(rel, [part.split("[", 1)[0] for part in parts])
         try:
-            tree = ast.parse(textwrap.dedent(text or ""))
+            tree = ast.parse(textwrap.dedent(sources.source(rel, [part.split("[", 1)[0] for part in parts]) or ""))
         except SyntaxError:
             continue
-        for node in ast.walk(tree):
-            pair = _call_and_value(node)
-            if pair is None:
-                continue
-            call, value = pair
-            if ast.unparse(call.func).rsplit(".", 1)[-1] not in wanted or not all(
-                    _literal(arg) for arg in [*call.args, *(k.value for k in call.keywords)]) or not _literal(value):  # fmt: skip
-                continue
-            line = f"{ast.unparse(call)} == {ast.unparse(value)}"
-            if len(line) <= width:
-                shown.append(line)
-                break
-    return shown
+        lines = [line for line in dict.fromkeys(_example_lines(tree, wanted)) if len(line) <= width]
+        if lines:
+            found.append(lines)
+    every = sum(len(lines) for lines in found)
+    rounds = [lines[depth] for depth in range(2) for lines in found if depth < len(lines)]
+    return list(dict.fromkeys(rounds))[: min(limit, every - 1)]
+
+
+def _example_lines(tree: ast.AST, wanted: set[str]) -> Iterator[str]:
+    """``CALL<trail> == VALUE`` for each check in ``tree`` (one test's source), in order."""
+    bound: dict[str, ast.Call] = {}
+    for node in sorted((n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.Assert, ast.Expr))), key=lambda n: n.lineno):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    bound.pop(target.id, None)
+                    if isinstance(node.value, ast.Call):
+                        bound[target.id] = node.value
+            continue
+        pair = _call_and_value(node.value if isinstance(node, ast.Expr) else node, bound)
+        if pair is None:
+            continue
+        call, trail, value = pair
+        if ast.unparse(call.func).rsplit(".", 1)[-1] in wanted and _value(value) and all(
+                _literal(arg) for arg in [*call.args, *(k.value for k in call.keywords)]):  # fmt: skip
+            yield f"{ast.unparse(call)}{trail} == {ast.unparse(value)}"
+
+
+def _value(node: ast.expr) -> bool:
+    """A literal, or a constructor of literals (``datetime(2023, 10, 14)``, ``Decimal('1.5')``)."""
+    if _literal(node):
+        return True
+    return (isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute))
+            and all(_literal(arg) for arg in [*node.args, *(k.value for k in node.keywords)]))  # fmt: skip
 
 
 #: The calls whose ``with`` block (or whose call, for ``assertWarns(C, f, *args)``) expects a warning.
@@ -1031,8 +1054,10 @@ def _called_name(call: ast.Call) -> str:
     return call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
 
 
-def _call_and_value(node: ast.AST) -> tuple[ast.Call, ast.expr] | None:
-    """``assert CALL == VALUE`` (either way round) or ``self.assertEqual(CALL, VALUE)``."""
+def _call_and_value(node: ast.AST, bound: Mapping[str, ast.Call] | None = None) -> tuple[ast.Call, str, ast.expr] | None:
+    """``assert CALL<trail> == VALUE`` (either way round) or ``self.assertEqual(...)``: the
+    call, the subscripts and attributes read from its result (``[0].microsecond``) and the
+    value. A name ``bound`` to a call stands for it."""
     test = node.test if isinstance(node, ast.Assert) else None
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
         sides = [test.left, test.comparators[0]]
@@ -1041,9 +1066,18 @@ def _call_and_value(node: ast.AST) -> tuple[ast.Call, ast.expr] | None:
         sides = node.args[:2]
     else:
         return None
-    for call, value in (sides, sides[::-1]):
-        if isinstance(call, ast.Call) and not isinstance(value, ast.Call):
-            return call, value
+    for observed, value in (sides, sides[::-1]):
+        if isinstance(value, ast.Call) and not _value(value):
+            continue
+        trail, root = "", observed
+        while isinstance(root, (ast.Subscript, ast.Attribute)) and not (isinstance(root, ast.Attribute) and isinstance(root.value, ast.Name) and
+                                                                     root.value.id not in (bound or {})):  # fmt: skip
+            part = f"[{ast.unparse(root.slice)}]" if isinstance(root, ast.Subscript) else f".{root.attr}"
+            trail, root = part + trail, root.value
+        if isinstance(root, ast.Name) and bound and root.id in bound:
+            return bound[root.id], trail, value
+        if isinstance(root, ast.Call) and root is not value:
+            return root, trail, value
     return None
 
 
