@@ -14,7 +14,7 @@ import yaml
 from stamina_gym.errors import ConfigError
 from stamina_gym.mining.mine import (_public_definitions, changed_public_functions, changed_signatures, classify, diff_trees, error_line,
                                      is_data_module, kind_of, mine, relative_imports, split)  # fmt: skip
-from stamina_gym.mining.recipe import load_recipe
+from stamina_gym.mining.recipe import Recipe, load_recipe
 from stamina_gym.mining.sources import Snapshot, git_snapshots
 from stamina_gym.task import SourceFix, load_task_dir
 from stamina_gym.validate import validate_task
@@ -642,6 +642,9 @@ def test_a_turn_holds_a_bounded_change_and_the_seed_moves_past_a_larger_one(tmp_
     patch = (result.task / "turns" / "01-r3" / "reference.patch").read_text()
     assert not [line for line in patch.splitlines() if line[:1] in "+-" and "CONSTANT_" in line] and "+    return text.upper()" in patch
     assert validate_task(load_task_dir(result.task)) == []
+    # the bound may be the recipe's (a project whose releases are larger than the default)
+    by_recipe = mine([seed, large, small], tmp_path / "by-recipe", runs=1, recipe=Recipe(max_turn_lines=20))
+    assert [(step.ref, step.cause) for step in by_recipe.steps] == [("2", "too-large"), ("3", "")]
 
 
 def test_a_function_a_decorator_hands_out_as_an_attribute_is_a_signature_to_tell():

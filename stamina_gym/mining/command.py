@@ -27,8 +27,8 @@ def add_parser(sub) -> None:
                            "'collections.abc.Mapping' (repeatable; recorded in task.yaml)")
     mine.add_argument("--runs", type=int, default=3, help="runs of each step's tests before and after (flaky ones drop)")
     mine.add_argument("--max-turn-lines", type=int, default=None, metavar="N",
-                      help="the most changed lines of product code one turn holds (default: 1500, the miner's "
-                           "MAX_TURN_LINES): a step past it moves the seed forward before the first kept turn, and is "
+                      help="the most changed lines of product code one turn holds (default: the recipe's "
+                           "max_turn_lines, else 1500, the miner's MAX_TURN_LINES): a step past it moves the seed forward before the first kept turn, and is "
                            "dropped after")  # fmt: skip
     mine.add_argument("--no-validate", action="store_true", help="skip validating the mined task")
     mine.set_defaults(func=cmd_mine)

@@ -324,7 +324,7 @@ def mine(
     runs: int = 3,
     timeout: float = 300.0,
     pinned: Mapping[str, Sequence[str]] | None = None,
-    max_turn_lines: int = MAX_TURN_LINES,
+    max_turn_lines: int | None = None,
     progress: Callable[[str], None] = lambda line: None,
 ) -> Yield:
     """Write the task mined from ``snapshots`` into ``out`` (a new or empty folder, whose
@@ -336,7 +336,8 @@ def mine(
     pinned test is run once before and after its step to check that it still fails and
     then passes (one that does not is listed in its step's ``pin_broken``).
 
-    A turn holds at most ``max_turn_lines`` changed lines of product code (added and
+    A turn holds at most ``max_turn_lines`` (else the recipe's, else ``MAX_TURN_LINES``)
+    changed lines of product code (added and
     removed, as ``git diff --find-renames`` counts them). A candidate past that before any
     turn is kept moves the task's seed forward to its release (the step is dropped:
     ``too-large``); after one, the step is dropped with that cause, and its changes fold
@@ -348,6 +349,7 @@ def mine(
         raise ConfigError(f"{out}: the output folder exists and is not empty; mining never writes over a task")
     task_id = task_id or out.name
     recipe = recipe or Recipe()
+    max_turn_lines = max_turn_lines or recipe.max_turn_lines or MAX_TURN_LINES
     fixes = [*recipe.fixes, *fixes]
     trees = []
     for snapshot in snapshots:

@@ -12,6 +12,7 @@ package, what mining cannot guess::
     support_files:                        # helpers the tests of some snapshots lack
       common.py: "def assert_equal(a, b): ..."
     ignore: ["benchmarks/**", "documentation/**"]   # files neither product nor test
+    max_turn_lines: 4000                  # a turn's bound, where releases are larger
 
 Test dependencies are installed (``pip install --target``) into the task's ``support/``
 folder, which the grader puts first on the hidden tests' path and guards as the task's
@@ -56,6 +57,10 @@ class Recipe(BaseModel):
     found first where it has one."""
     ignore: tuple[str, ...] = ()
     """Globs of the files that are neither product nor test (``**/`` also matches at the top)."""
+    max_turn_lines: int | None = Field(default=None, ge=1)
+    """The most changed lines of product code a turn holds, where the project's releases are
+    larger than the miner's default (``MAX_TURN_LINES``): packaging 21.0 rewrote every
+    signature as an annotation."""
     notes: str = Field(default="", description="free text: why the recipe is what it is")
 
     def ignored(self, rel: str) -> bool:
