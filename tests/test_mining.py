@@ -759,3 +759,7 @@ def test_an_example_is_read_through_the_name_a_call_is_bound_to():
     shown = examples(_TestSources({"test_b.py": test, "test_d.py": date}), ["test_b.py::test_microseconds", "test_d.py::test_date"],
                      ["parse"], limit=5)  # fmt: skip
     assert "parse.parse('{:ti}', '2023-10-14')[0] == datetime.datetime(2023, 10, 14)" in shown
+    local = ("import parse\n\n\ndef test_local(fmt):\n    p = parse.compile(fmt)\n    assert p.parse('x') == 1\n"
+             "    assert parse.compile('{}').parse('y') == 2\n    assert parse.compile('{}').parse('z') == 3\n")  # fmt: skip
+    shown = examples(_TestSources({"test_l.py": local}), ["test_l.py::test_local"], ["parse"])
+    assert shown == ["parse.compile('{}').parse('y') == 2"]  # never through the test's own objects (fmt)

@@ -29,6 +29,7 @@ mining that keeps nothing leaves ``mining.yaml`` alone in the output folder.
 from __future__ import annotations
 
 import ast
+import copy
 import re
 import shutil
 import subprocess
@@ -949,7 +950,11 @@ def examples(sources: "_TestSources", tests: Sequence[str], names: Sequence[str]
 
 
 def _example_lines(tree: ast.AST, wanted: set[str]) -> Iterator[str]:
-    """``CALL<trail> == VALUE`` for each check in ``tree`` (one test's source), in order."""
+    """``CALL<trail> == VALUE`` for each check in ``tree`` (one test's source), in order: a
+    local name bound to a call is read as that call, and a check that still leans on a local
+    (``wrapper.cache_info()`` of a ``wrapper`` built from the test's own objects) shows none."""
+    local = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    local |= {a.arg for n in ast.walk(tree) if isinstance(n, ast.arguments) for a in (*n.posonlyargs, *n.args, *n.kwonlyargs)}
     bound: dict[str, ast.Call] = {}
     for node in sorted((n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.Assert, ast.Expr))), key=lambda n: n.lineno):
         if isinstance(node, ast.Assign):
@@ -959,13 +964,31 @@ def _example_lines(tree: ast.AST, wanted: set[str]) -> Iterator[str]:
                     if isinstance(node.value, ast.Call):
                         bound[target.id] = node.value
             continue
-        pair = _call_and_value(node.value if isinstance(node, ast.Expr) else node, bound)
+        pair = _observed_and_value(node.value if isinstance(node, ast.Expr) else node)
         if pair is None:
             continue
-        call, trail, value = pair
-        if ast.unparse(call.func).rsplit(".", 1)[-1] in wanted and _value(value) and all(
-                _literal(arg) for arg in [*call.args, *(k.value for k in call.keywords)]):  # fmt: skip
-            yield f"{ast.unparse(call)}{trail} == {ast.unparse(value)}"
+        observed = _through(pair[0], bound)
+        if any(isinstance(n, ast.Name) and n.id in local for n in ast.walk(observed)):
+            continue
+        calls = [n for n in ast.walk(observed) if isinstance(n, ast.Call)]
+        root = observed
+        while isinstance(root, (ast.Subscript, ast.Attribute)):
+            root = root.value
+        if (isinstance(root, ast.Call) and ast.unparse(root.func).rsplit(".", 1)[-1] in wanted and _value(pair[1])
+                and all(_literal(arg) for call in calls for arg in [*call.args, *(k.value for k in call.keywords)])):  # fmt: skip
+            yield f"{ast.unparse(observed)} == {ast.unparse(pair[1])}"
+
+
+def _through(node: ast.expr, bound: Mapping[str, ast.Call]) -> ast.expr:
+    """``node`` with each name ``bound`` to a call replaced by the call (``r[0]`` ->
+    ``parse.parse(...)[0]``), a few levels deep."""
+    class Substitute(ast.NodeTransformer):
+        def visit_Name(self, name: ast.Name) -> ast.expr:
+            return copy.deepcopy(bound[name.id]) if name.id in bound else name
+
+    for _ in range(3):
+        node = Substitute().visit(copy.deepcopy(node))
+    return node
 
 
 def _value(node: ast.expr) -> bool:
@@ -1056,10 +1079,9 @@ def _called_name(call: ast.Call) -> str:
     return call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
 
 
-def _call_and_value(node: ast.AST, bound: Mapping[str, ast.Call] | None = None) -> tuple[ast.Call, str, ast.expr] | None:
-    """``assert CALL<trail> == VALUE`` (either way round) or ``self.assertEqual(...)``: the
-    call, the subscripts and attributes read from its result (``[0].microsecond``) and the
-    value. A name ``bound`` to a call stands for it."""
+def _observed_and_value(node: ast.AST) -> tuple[ast.expr, ast.expr] | None:
+    """``assert OBSERVED == VALUE`` (either way round) or ``self.assertEqual(...)``, where
+    the observed side reads a call's result (``f(x)``, ``r[0].microsecond``)."""
     test = node.test if isinstance(node, ast.Assert) else None
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
         sides = [test.left, test.comparators[0]]
@@ -1071,15 +1093,8 @@ def _call_and_value(node: ast.AST, bound: Mapping[str, ast.Call] | None = None) 
     for observed, value in (sides, sides[::-1]):
         if isinstance(value, ast.Call) and not _value(value):
             continue
-        trail, root = "", observed
-        while isinstance(root, (ast.Subscript, ast.Attribute)) and not (isinstance(root, ast.Attribute) and isinstance(root.value, ast.Name) and
-                                                                     root.value.id not in (bound or {})):  # fmt: skip
-            part = f"[{ast.unparse(root.slice)}]" if isinstance(root, ast.Subscript) else f".{root.attr}"
-            trail, root = part + trail, root.value
-        if isinstance(root, ast.Name) and bound and root.id in bound:
-            return bound[root.id], trail, value
-        if isinstance(root, ast.Call) and root is not value:
-            return root, trail, value
+        if isinstance(observed, (ast.Call, ast.Subscript, ast.Attribute, ast.Name)) and observed is not value and not _literal(observed):
+            return observed, value
     return None
 
 
