@@ -763,3 +763,34 @@ def test_an_example_is_read_through_the_name_a_call_is_bound_to():
              "    assert parse.compile('{}').parse('y') == 2\n    assert parse.compile('{}').parse('z') == 3\n")  # fmt: skip
     shown = examples(_TestSources({"test_l.py": local}), ["test_l.py::test_local"], ["parse"])
     assert shown == ["parse.compile('{}').parse('y') == 2"]  # never through the test's own objects (fmt)
+
+
+def test_a_merges_title_is_its_pull_requests_and_its_message_lists_what_it_merges(tmp_path):
+    """Fails where a merge's subject was the title: more-itertools' history is merges,
+    "Merge pull request #653 from more-itertools/iter-index", which names a branch and not
+    the change, so every prompt read as that."""
+    env = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": str(tmp_path), "PATH": "/usr/bin:/bin",
+           "GIT_AUTHOR_NAME": "dev", "GIT_AUTHOR_EMAIL": "dev@example.org", "GIT_COMMITTER_NAME": "dev",
+           "GIT_COMMITTER_EMAIL": "dev@example.org"}  # fmt: skip
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout.strip()
+
+    def commit(message: str, text: str) -> None:
+        (tmp_path / "calc.py").write_text(text)
+        git("add", "-A")
+        git("commit", "-q", "-m", message)
+
+    git("init", "-q", "-b", "main")
+    commit("Start", "X = 1\n")
+    seed = git("rev-parse", "HEAD")
+    for branch, subjects, merge in [("dev/totals", ["Add total", "Fix total for empty lists"], "Merge pull request #7 from dev/totals\n\nCount totals"),
+                                    ("means", ["Add mean"], "Merge branch 'means'")]:  # fmt: skip
+        git("checkout", "-q", "-b", branch)
+        for subject in subjects:
+            commit(subject, (tmp_path / "calc.py").read_text() + f"# {subject}\n")
+        git("checkout", "-q", "main")
+        git("merge", "-q", "--no-ff", "-m", merge, branch)
+    snapshots = git_snapshots(tmp_path, seed=seed)
+    assert [(s.title, s.message) for s in snapshots[1:]] == [
+        ("Count totals", "- Add total\n- Fix total for empty lists"), ("Merge branch 'means'", "- Add mean")]

@@ -83,9 +83,27 @@ def git_snapshots(repo: Path, *, seed: str, until: str | None = None, commits: S
                 text = _keep(blob.path, blob.data_stream.read())
                 if text is not None:
                     files[blob.path] = text
-        subject, _, body = commit.message.strip().partition("\n")
-        snapshots.append(Snapshot(commit.hexsha, subject.strip(), body.strip(), files))
+        snapshots.append(Snapshot(commit.hexsha, *_title_and_message(handle, commit), files))
     return snapshots
+
+
+#: The subject git or a forge gives a merge: it names a branch, not the change.
+_MERGE = re.compile(r"^Merge (pull request #\d+ from \S+|(remote-tracking )?branch '[^']*'( of \S+)?( into \S+)?)\s*$")
+
+
+def _title_and_message(handle, commit) -> tuple[str, str]:
+    """A commit's title and message. A merge's subject names a branch, not the change: its
+    title is the pull request's (the body's first line) and its message lists the subjects
+    of the commits it merges, so the prompt says what was done."""
+    subject, _, body = commit.message.strip().partition("\n")
+    subject, body = subject.strip(), body.strip()
+    if len(commit.parents) < 2 or not _MERGE.match(subject):
+        return subject, body
+    title, _, rest = body.partition("\n")
+    merged = [c.summary.strip() for c in handle.iter_commits(f"{commit.parents[0].hexsha}..{commit.parents[1].hexsha}", max_count=50)]
+    merged = [line for line in dict.fromkeys(reversed(merged)) if line and line != title.strip() and not _MERGE.match(line)][:20]
+    message = "\n".join(filter(None, [rest.strip(), "\n".join(f"- {line}" for line in merged)]))
+    return (title.strip() or subject), message
 
 
 # -- the package index ----------------------------------------------------------------------
