@@ -763,6 +763,12 @@ def test_an_example_is_read_through_the_name_a_call_is_bound_to():
              "    assert parse.compile('{}').parse('y') == 2\n    assert parse.compile('{}').parse('z') == 3\n")  # fmt: skip
     shown = examples(_TestSources({"test_l.py": local}), ["test_l.py::test_local"], ["parse"])
     assert shown == ["parse.compile('{}').parse('y') == 2"]  # never through the test's own objects (fmt)
+    # a name the test has stored into or called a method on holds the test's state, not the call's
+    fifo = ("from ct import FIFOCache\n\n\ndef test_fifo():\n    cache = FIFOCache(maxsize=2)\n    assert cache.maxsize == 2\n"
+            "    cache[1] = 1\n    assert cache[1] == 1\n    other = FIFOCache(maxsize=3)\n    assert other.get(2, 5) == 5\n"
+            "    assert other.maxsize == 3\n")  # fmt: skip
+    shown = examples(_TestSources({"test_f.py": fifo}), ["test_f.py::test_fifo"] * 2, ["FIFOCache"], limit=9)
+    assert shown == ["FIFOCache(maxsize=2).maxsize == 2", "FIFOCache(maxsize=3).get(2, 5) == 5"]
 
 
 def test_a_merges_title_is_its_pull_requests_and_its_message_lists_what_it_merges(tmp_path):

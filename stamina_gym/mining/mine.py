@@ -950,33 +950,55 @@ def examples(sources: "_TestSources", tests: Sequence[str], names: Sequence[str]
 
 
 def _example_lines(tree: ast.AST, wanted: set[str]) -> Iterator[str]:
-    """``CALL<trail> == VALUE`` for each check in ``tree`` (one test's source), in order: a
-    local name bound to a call is read as that call, and a check that still leans on a local
-    (``wrapper.cache_info()`` of a ``wrapper`` built from the test's own objects) shows none."""
+    """``CALL<trail> == VALUE`` for each check in ``tree`` (one test's source), in order. A
+    local name bound to a call of literals is read as that call while nothing has used it
+    but to read it (``r = parse.parse(...)``, then ``r[0]``); once the test has called a
+    method on it, stored into it or passed it on (``cache[1] = 1``), its state is the
+    test's, and a check through it, or through any other local, shows none."""
     local = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     local |= {a.arg for n in ast.walk(tree) if isinstance(n, ast.arguments) for a in (*n.posonlyargs, *n.args, *n.kwonlyargs)}
-    bound: dict[str, ast.Call] = {}
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    changed = sorted((n.lineno, n.col_offset, n.id) for n in ast.walk(tree)
+                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and not _only_read(n, parents))  # fmt: skip
+    bound: dict[str, tuple[ast.Call, int]] = {}
     for node in sorted((n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.Assert, ast.Expr))), key=lambda n: n.lineno):
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     bound.pop(target.id, None)
                     if isinstance(node.value, ast.Call):
-                        bound[target.id] = node.value
+                        bound[target.id] = (node.value, node.end_lineno or node.lineno)
             continue
         pair = _observed_and_value(node.value if isinstance(node, ast.Expr) else node)
         if pair is None:
             continue
-        observed = _through(pair[0], bound)
+        fresh = {name: call for name, (call, line) in bound.items()
+                 if not any(line < used < node.lineno and who == name for used, _, who in changed)}  # fmt: skip
+        observed = _through(pair[0], fresh)
         if any(isinstance(n, ast.Name) and n.id in local for n in ast.walk(observed)):
             continue
         calls = [n for n in ast.walk(observed) if isinstance(n, ast.Call)]
         root = observed
         while isinstance(root, (ast.Subscript, ast.Attribute)):
             root = root.value
-        if (isinstance(root, ast.Call) and ast.unparse(root.func).rsplit(".", 1)[-1] in wanted and _value(pair[1])
+        if (isinstance(root, ast.Call) and any(_called_name(call) in wanted for call in calls) and _value(pair[1])
                 and all(_literal(arg) for call in calls for arg in [*call.args, *(k.value for k in call.keywords)])):  # fmt: skip
             yield f"{ast.unparse(observed)} == {ast.unparse(pair[1])}"
+
+
+def _only_read(name: ast.Name, parents: Mapping[ast.AST, ast.AST]) -> bool:
+    """Whether this use of ``name`` only reads it (``r[0]``, ``r.fixed``, compared or handed
+    to an ``assert...`` method), not calls a method on it, stores into it or passes it on."""
+    node: ast.AST = name
+    while isinstance(parents.get(node), (ast.Attribute, ast.Subscript)) and parents[node].value is node:
+        node = parents[node]
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            return False
+    parent = parents.get(node)
+    if isinstance(parent, ast.Call):
+        return parent.func is not node and _called_name(parent).startswith("assert")
+    return isinstance(parent, (ast.Compare, ast.Assert, ast.BoolOp, ast.UnaryOp, ast.Tuple, ast.List, ast.keyword)) \
+        and not isinstance(parents.get(parent), ast.Call)  # fmt: skip
 
 
 def _through(node: ast.expr, bound: Mapping[str, ast.Call]) -> ast.expr:
