@@ -769,6 +769,8 @@ def test_an_example_is_read_through_the_name_a_call_is_bound_to():
             "    assert other.maxsize == 3\n")  # fmt: skip
     shown = examples(_TestSources({"test_f.py": fifo}), ["test_f.py::test_fifo"] * 2, ["FIFOCache"], limit=9)
     assert shown == ["FIFOCache(maxsize=2).maxsize == 2", "FIFOCache(maxsize=3).get(2, 5) == 5"]
+    own = fifo.replace("from ct import FIFOCache\n", "import ct\n\n\nclass FIFOCache(ct.FIFOCache):\n    pass\n")
+    assert examples(_TestSources({"test_f.py": own}), ["test_f.py::test_fifo"] * 2, ["FIFOCache"], limit=9) == []  # the test's class
 
 
 def test_a_merges_title_is_its_pull_requests_and_its_message_lists_what_it_merges(tmp_path):

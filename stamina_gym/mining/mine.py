@@ -680,6 +680,19 @@ class _TestSources:
             self._parsed[rel] = found
         return self._parsed[rel]
 
+    def own_names(self, rel: str) -> set[str]:
+        """The names the test module ``rel`` defines or imports from the tests folder
+        (``class Locked``, ``from . import CacheTestMixin``): the tests', not the product's."""
+        try:
+            tree = ast.parse(self.files.get(rel, ""))
+        except SyntaxError:
+            return set()
+        names = {node.name for node in collection.module_level(tree.body)
+                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}  # fmt: skip
+        names |= {(alias.asname or alias.name) for node in tree.body if isinstance(node, ast.ImportFrom) and node.level
+                  for alias in node.names}  # fmt: skip
+        return names
+
     def source(self, rel: str, names: Sequence[str]) -> str | None:
         """A test function (``[name]``) or method (``[Class, name]``); a method inherited
         from a class elsewhere is found by its name where exactly one class defines it."""
@@ -941,7 +954,7 @@ def examples(sources: "_TestSources", tests: Sequence[str], names: Sequence[str]
             tree = ast.parse(textwrap.dedent(sources.source(rel, [part.split("[", 1)[0] for part in parts]) or ""))
         except SyntaxError:
             continue
-        lines = [line for line in dict.fromkeys(_example_lines(tree, wanted)) if len(line) <= width]
+        lines = [line for line in dict.fromkeys(_example_lines(tree, wanted, sources.own_names(rel))) if len(line) <= width]
         if lines:
             found.append(lines)
     every = sum(len(lines) for lines in found)
@@ -949,13 +962,14 @@ def examples(sources: "_TestSources", tests: Sequence[str], names: Sequence[str]
     return list(dict.fromkeys(rounds))[: min(limit, every - 1)]
 
 
-def _example_lines(tree: ast.AST, wanted: set[str]) -> Iterator[str]:
+def _example_lines(tree: ast.AST, wanted: set[str], own: set[str] = frozenset()) -> Iterator[str]:
     """``CALL<trail> == VALUE`` for each check in ``tree`` (one test's source), in order. A
     local name bound to a call of literals is read as that call while nothing has used it
     but to read it (``r = parse.parse(...)``, then ``r[0]``); once the test has called a
     method on it, stored into it or passed it on (``cache[1] = 1``), its state is the
-    test's, and a check through it, or through any other local, shows none."""
-    local = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    test's, and a check through it, or through any other local, shows none; nor does one
+    through the test module's ``own`` names (a class it defines: ``Locked({}).get(0)``)."""
+    local = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} | set(own)
     local |= {a.arg for n in ast.walk(tree) if isinstance(n, ast.arguments) for a in (*n.posonlyargs, *n.args, *n.kwonlyargs)}
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     changed = sorted((n.lineno, n.col_offset, n.id) for n in ast.walk(tree)
