@@ -31,7 +31,7 @@ from stamina_gym.interfaces import _read_seed, _render, turn_cached
 from stamina_gym.task import Task, Turn
 
 _OUTPUT = re.compile(r"\b(?:stdout|stderr|out|err|output|lines|readouterr|caplog)\b"
-                     r"|\bstr\((?:[\w\[\]]+\.)*(?:value|exception|e|exc|error|ex|message)\)"
+                     r"|\bstr\((?:[\w\[\]-]+\.)*(?:value|exception|e|exc|error|ex|message)\)"
                      r"|\.args\b|\.message\b")  # printed or logged, or an error's or a warning's message
 #: unittest's comparisons: the method -> whether its first argument is the expected side only
 #: (``assertIn(member, container)``), else either side may be.

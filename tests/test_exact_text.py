@@ -95,7 +95,7 @@ class TestOld(unittest.TestCase):
     def test_old_add_warns(self):
         with warnings.catch_warnings(record=True) as w:
             calc.old_add(1, 2)
-        self.assertEqual(str(w[0].message), "old_add is deprecated, use add")
+        self.assertEqual(str(w[-1].message), "old_add is deprecated, use add")
 
     def test_add_reports(self):
         out = calc.report(1, 2)

@@ -797,17 +797,20 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         calls = (examples(sources, ids, [*added, *rewritten, *(s.split("(", 1)[0] for s in signatures)])
                  or examples(sources, ids, list(public_after)))  # fmt: skip
         warned = warning_examples(sources, ids)
-        spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures, rewritten, described, calls, warned)
+        # exact wording the tests compare (an error's or a warning's message, printed output)
+        # that no prompt so far, the seed or the support code gives, shown word for word; the
+        # examples are left out of that reading: `from ct.cache import Cache` in an example
+        # does not say that a warning's message names `ct.cache`
+        spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures, rewritten, described)
         (folder / "turn.yaml").write_text(REVIEW_NOTE + _dump(spec), encoding="utf-8")
-        # exact wording the tests compare (an error's message, printed output) that no prompt
-        # so far, the seed or the support code gives: shown word for word
         task = load_task_dir(out)
         untold = exact_text.check_turn(task, next(t for t in task.turns if t.id == turn_id), {})
         wording = list(dict.fromkeys(piece.original for piece in untold))[:MAX_SHOWN_WORDING]
+        spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures, rewritten, described, calls, warned)
         if wording:
             line = "\n\nWording the tests compare, exactly: " + "; ".join(f"`{text}`" for text in wording) + "."
             spec["prompts"] = [prompt + line for prompt in spec["prompts"]]
-            (folder / "turn.yaml").write_text(REVIEW_NOTE + _dump(spec), encoding="utf-8")
+        (folder / "turn.yaml").write_text(REVIEW_NOTE + _dump(spec), encoding="utf-8")
         previous = index
 
 
