@@ -3,6 +3,7 @@ package's kept steps and tests pinned, rebuilt by ``stamina-gym corpus build``."
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -33,7 +34,10 @@ def test_the_shipped_manifest_names_shipped_recipes_and_both_splits():
     for name, entry in manifest.packages.items():
         assert entry.recipe is None or entry.recipe in shipped_recipes(), name
         assert len(set(entry.versions)) == len(entry.versions), name
-        assert set(entry.turns) <= set(entry.versions) and set(entry.sdists) <= set(entry.versions), name
+        if entry.git:  # steps are the commits between the two versions: pinned by their full hash
+            assert len(entry.versions) == 2 and all(re.fullmatch(r"[0-9a-f]{40}", ref) for ref in entry.turns), name
+        else:
+            assert set(entry.turns) <= set(entry.versions) and set(entry.sdists) <= set(entry.versions), name
 
 
 def _history() -> list[Snapshot]:
