@@ -648,6 +648,7 @@ class _TestSources:
         self.files = files
         self._parsed: dict[str, dict[tuple[str, ...], str]] = {}
         self._methods: dict[str, list[str]] | None = None
+        self._classes: dict[str | None, dict[str, ast.ClassDef]] = {}
         self._given: set[tuple[str, ...]] = set()
         """(file, name...) of the tests hypothesis drives (``@given``)."""
 
@@ -681,14 +682,17 @@ class _TestSources:
         return self._parsed[rel]
 
     def own_names(self, rel: str) -> set[str]:
-        """The names the test module ``rel`` defines or imports from the tests folder
-        (``class Locked``, ``from . import CacheTestMixin``): the tests', not the product's."""
+        """The names the test module ``rel`` defines, assigns or imports from the tests folder
+        (``class Locked``, ``DATA = [...]``, ``from . import CacheTestMixin``): the tests',
+        not the product's."""
         try:
             tree = ast.parse(self.files.get(rel, ""))
         except SyntaxError:
             return set()
         names = {node.name for node in collection.module_level(tree.body)
                  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}  # fmt: skip
+        names |= {target.id for node in collection.module_level(tree.body) if isinstance(node, (ast.Assign, ast.AnnAssign))
+                  for target in (node.targets if isinstance(node, ast.Assign) else [node.target]) if isinstance(target, ast.Name)}  # fmt: skip
         names |= {(alias.asname or alias.name) for node in tree.body if isinstance(node, ast.ImportFrom) and node.level
                   for alias in node.names}  # fmt: skip
         return names
@@ -709,7 +713,147 @@ class _TestSources:
                         if len(key) == 2:
                             self._methods.setdefault(key[1], []).append(text)
         found = self._methods.get(names[-1], [])
+        if len(found) == 1:
+            return found[0]
+        where, method = self._members(rel, names[0]).get(names[-1], (rel, None))  # through the class's bases
+        return ast.get_source_segment(self.files[where], method) if isinstance(method, ast.FunctionDef) else None
+
+    def test_tree(self, tid: str) -> ast.Module:
+        """The test ``tid`` (``file::Class::name[param]``) parsed, with what it reaches
+        through the test case read through: ``self.Cache`` is the class attribute its class
+        or a base sets (``Cache = LRUCache``), ``self.decorator(maxsize=2)`` the one
+        expression a helper method returns, its parameters bound (``return
+        self.DECORATOR(maxsize, **kwargs)`` with ``DECORATOR =
+        staticmethod(cachetools.func.lru_cache)``: ``cachetools.func.lru_cache(2)``). An
+        empty module where the source is not found or does not parse."""
+        rel, *names = tid.split("::")
+        names = [name.split("[", 1)[0] for name in names]
+        try:
+            tree = ast.parse(textwrap.dedent(self.source(rel, names) or ""))
+        except SyntaxError:
+            return ast.Module(body=[], type_ignores=[])
+        members = {name: node for name, (_, node) in self._members(rel, names[0]).items()} if len(names) == 2 else {}
+        if members:
+            tree = _ThroughTheTestCase(members).visit(tree)
+            ast.fix_missing_locations(tree)
+        return tree
+
+    def _members(self, rel: str, name: str) -> dict[str, tuple[str, ast.AST]]:
+        """The class attributes and methods of test class ``name`` of ``rel`` and its bases
+        (found by name in that file, else in the one file that defines it), the class's own
+        first, each with the file that defines it."""
+        members: dict[str, tuple[str, ast.AST]] = {}
+        todo, seen = [(rel, name)], set()
+        while todo:
+            where, cls = todo.pop(0)
+            node = self._class(where, cls)
+            if node is None or (where, cls) in seen:
+                continue
+            seen.add((where, cls))
+            for item in node.body:
+                if isinstance(item, ast.Assign) and len(item.targets) == 1 and isinstance(item.targets[0], ast.Name):
+                    members.setdefault(item.targets[0].id, (where, item.value))
+                elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    members.setdefault(item.name, (where, item))
+            for base in node.bases:
+                base_name = base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "")
+                todo.append((where if self._class(where, base_name) else self._defining(base_name), base_name))
+        return members
+
+    def _class(self, rel: str | None, name: str) -> ast.ClassDef | None:
+        if rel not in self._classes:
+            try:
+                tree = ast.parse(self.files.get(rel or "", ""))
+            except SyntaxError:
+                tree = ast.Module(body=[], type_ignores=[])
+            self._classes[rel] = {node.name: node for node in collection.module_level(tree.body) if isinstance(node, ast.ClassDef)}
+        return self._classes[rel].get(name)
+
+    def _defining(self, name: str) -> str | None:
+        """The one test file that defines class ``name``, or None."""
+        found = [rel for rel in self.files if rel.endswith(".py") and self._class(rel, name) is not None]
         return found[0] if len(found) == 1 else None
+
+
+class _ThroughTheTestCase(ast.NodeTransformer):
+    """``self.NAME`` read as the class attribute ``members`` gives, ``self.helper(...)`` as
+    the expression the helper returns, a few levels deep; anything else left as it is."""
+
+    def __init__(self, members: Mapping[str, ast.AST], depth: int = 3) -> None:
+        self.members, self.depth = members, depth
+
+    def _member(self, node: ast.AST) -> ast.AST | None:
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            return self.members.get(node.attr)
+        return None
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        value = self._member(node)
+        if isinstance(value, ast.expr) and isinstance(node.ctx, ast.Load) and not (isinstance(value, ast.Constant) and value.value is None):
+            if isinstance(value, ast.Call) and getattr(value.func, "id", "") in ("staticmethod", "classmethod") and value.args:
+                value = value.args[0]
+            return copy.deepcopy(value)
+        return self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        helper = self._member(node.func)
+        returned = _returned(helper) if isinstance(helper, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        bound = _bind(helper.args, node) if returned is not None else None
+        if bound is None or self.depth <= 0:
+            return self.generic_visit(node)
+        expression = _Bind(*bound).visit(copy.deepcopy(returned))
+        if any(isinstance(n, ast.Name) and n.id == bound[1] for n in ast.walk(expression)):
+            return self.generic_visit(node)  # its ``**kwargs`` used otherwise than passed on
+        return _ThroughTheTestCase(self.members, self.depth - 1).visit(expression)
+
+
+def _returned(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | None:
+    """The expression of a method whose body is one ``return`` (a docstring aside)."""
+    body = function.body[1:] if ast.get_docstring(function) is not None else function.body
+    return body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None else None
+
+
+def _bind(args: ast.arguments, call: ast.Call) -> tuple[dict[str, ast.expr], str | None, list[ast.keyword]] | None:
+    """A method's parameters (``self`` aside) bound to a call's arguments, its ``**kwargs``
+    name and the keywords it takes; None where the call does not bind plainly."""
+    params = [a.arg for a in (*args.posonlyargs, *args.args)][1:]
+    defaults = dict(zip(params[len(params) - len(args.defaults):], args.defaults)) if args.defaults else {}
+    if args.vararg or len(call.args) > len(params) or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    values: dict[str, ast.expr] = dict(zip(params, call.args))
+    extra = []
+    for keyword in call.keywords:
+        if keyword.arg in params and keyword.arg not in values:
+            values[keyword.arg] = keyword.value
+        elif keyword.arg is not None and args.kwarg:
+            extra.append(keyword)
+        else:
+            return None
+    for param in params:
+        if param not in values:
+            if param not in defaults:
+                return None
+            values[param] = defaults[param]
+    return values, args.kwarg.arg if args.kwarg else None, extra
+
+
+class _Bind(ast.NodeTransformer):
+    def __init__(self, values: Mapping[str, ast.expr], kwargs: str | None, extra: Sequence[ast.keyword]) -> None:
+        self.values, self.kwargs, self.extra = values, kwargs, extra
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return copy.deepcopy(self.values[node.id]) if node.id in self.values else node
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        keywords = []
+        for keyword in node.keywords:
+            if keyword.arg is None and isinstance(keyword.value, ast.Name) and keyword.value.id == self.kwargs:
+                keywords += copy.deepcopy(list(self.extra))
+            else:
+                keywords.append(keyword)
+        node.keywords = keywords
+        return node
 
 
 # -- prompts --------------------------------------------------------------------------------
@@ -797,6 +941,7 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         calls = (examples(sources, ids, [*added, *rewritten, *(s.split("(", 1)[0] for s in signatures)])
                  or examples(sources, ids, list(public_after)))  # fmt: skip
         warned = warning_examples(sources, ids)
+        whole = scenarios(sources, ids)
         # exact wording the tests compare (an error's or a warning's message, printed output)
         # that no prompt so far, the seed or the support code gives, shown word for word; the
         # examples are left out of that reading: `from ct.cache import Cache` in an example
@@ -806,7 +951,8 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         task = load_task_dir(out)
         untold = exact_text.check_turn(task, next(t for t in task.turns if t.id == turn_id), {})
         wording = list(dict.fromkeys(piece.original for piece in untold))[:MAX_SHOWN_WORDING]
-        spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures, rewritten, described, calls, warned)
+        spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures, rewritten, described, calls, warned,
+                                   whole)  # fmt: skip
         if wording:
             line = "\n\nWording the tests compare, exactly: " + "; ".join(f"`{text}`" for text in wording) + "."
             spec["prompts"] = [prompt + line for prompt in spec["prompts"]]
@@ -952,11 +1098,8 @@ def examples(sources: "_TestSources", tests: Sequence[str], names: Sequence[str]
     wanted = {name.rsplit(".", 1)[-1] for name in names}
     found: list[list[str]] = []
     for tid in tests:
-        rel, *parts = tid.split("::")
-        try:
-            tree = ast.parse(textwrap.dedent(sources.source(rel, [part.split("[", 1)[0] for part in parts]) or ""))
-        except SyntaxError:
-            continue
+        rel = tid.split("::", 1)[0]
+        tree = sources.test_tree(tid)
         lines = [line for line in dict.fromkeys(_example_lines(tree, wanted, sources.own_names(rel))) if len(line) <= width]
         if lines:
             found.append(lines)
@@ -965,8 +1108,9 @@ def examples(sources: "_TestSources", tests: Sequence[str], names: Sequence[str]
     return list(dict.fromkeys(rounds))[: min(limit, every - 1)]
 
 
-def _example_lines(tree: ast.AST, wanted: set[str], own: set[str] = frozenset()) -> Iterator[str]:
-    """``CALL<trail> == VALUE`` for each check in ``tree`` (one test's source), in order. A
+def _example_lines(tree: ast.AST, wanted: set[str] | None, own: set[str] = frozenset()) -> Iterator[str]:
+    """``CALL<trail> == VALUE`` for each check in ``tree`` (one test's source), in order, of
+    a call of one of the ``wanted`` names (None: of any). A
     local name bound to a call of literals is read as that call while nothing has used it
     but to read it (``r = parse.parse(...)``, then ``r[0]``); once the test has called a
     method on it, stored into it or passed it on (``cache[1] = 1``), its state is the
@@ -992,15 +1136,26 @@ def _example_lines(tree: ast.AST, wanted: set[str], own: set[str] = frozenset())
         fresh = {name: call for name, (call, line) in bound.items()
                  if not any(line < used < node.lineno and who == name for used, _, who in changed)}  # fmt: skip
         observed = _through(pair[0], fresh)
-        if any(isinstance(n, ast.Name) and n.id in local for n in ast.walk(observed)):
+        if _free_names(observed) & local:
             continue
         calls = [n for n in ast.walk(observed) if isinstance(n, ast.Call)]
         root = observed
         while isinstance(root, (ast.Subscript, ast.Attribute)):
             root = root.value
-        if (isinstance(root, ast.Call) and any(_called_name(call) in wanted for call in calls) and _value(pair[1])
-                and all(_literal(arg) for call in calls for arg in [*call.args, *(k.value for k in call.keywords)])):  # fmt: skip
+        if (isinstance(root, ast.Call) and any(wanted is None or _called_name(call) in wanted for call in calls) and _value(pair[1])
+                and all(_literal(arg) or isinstance(arg, (ast.Lambda, ast.Call)) for call in calls  # a call's own checked too
+                        for arg in [*call.args, *(k.value for k in call.keywords)])):  # fmt: skip
             yield f"{ast.unparse(observed)} == {ast.unparse(pair[1])}"
+
+
+def _free_names(node: ast.AST) -> set[str]:
+    """The names ``node`` reads, but those a lambda in it binds (``lambda n: n``)."""
+    if isinstance(node, ast.Lambda):
+        bound = {a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)}
+        return _free_names(node.body) - bound
+    if isinstance(node, ast.Name):
+        return {node.id}
+    return set().union(*(_free_names(child) for child in ast.iter_child_nodes(node)))
 
 
 def _only_read(name: ast.Name, parents: Mapping[ast.AST, ast.AST]) -> bool:
@@ -1038,6 +1193,44 @@ def _value(node: ast.expr) -> bool:
             and all(_literal(arg) for arg in [*node.args, *(k.value for k in node.keywords)]))  # fmt: skip
 
 
+def scenarios(sources: "_TestSources", tests: Sequence[str], limit: int = 2, statements: int = 8, width: int = 600) -> list[str]:
+    """Short tests that no example can show, whole (their body, dedented): six 1.5.0 fixes
+    "issues #19 and #41", which its tests check as a sequence of imports, not as a call
+    with its result. Only tests from which ``examples`` draws nothing and ``warning_examples``
+    no warning, of at most ``statements`` statements, that take no fixture and reach
+    nothing of the tests' own (a class or helper the test module defines, the test case's
+    attributes but its ``assert...`` methods); at most ``limit``, from fewer tests than
+    the turn has, so the shown checks are never the only ones."""
+    shown: list[str] = []
+    for tid in tests:
+        if len(shown) >= min(limit, len(tests) - 1):
+            break
+        rel, *parts = tid.split("::")
+        text = textwrap.dedent(sources.source(rel, [part.split("[", 1)[0] for part in parts]) or "")
+        try:
+            function = ast.parse(text).body[0]
+        except (SyntaxError, IndexError):
+            continue
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or "[" in tid:
+            continue
+        args = function.args
+        if [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)] not in ([], ["self"]) or args.vararg or args.kwarg:
+            continue  # a fixture or a parameter: values the test is handed, not shown
+        body = function.body[1:] if ast.get_docstring(function) is not None else function.body
+        own = sources.own_names(rel)
+        if (not body or any(_example_lines(function, None, own)) or any(_warned(function))
+                or sum(isinstance(n, ast.stmt) for n in ast.walk(function)) - 1 > statements
+                or any(isinstance(n, ast.Name) and n.id in own for n in ast.walk(function))
+                or any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
+                       and not n.attr.startswith("assert") for n in ast.walk(function))):  # fmt: skip
+            continue
+        first = min(node.lineno for node in [body[0], *getattr(body[0], "decorator_list", [])])
+        snippet = textwrap.dedent("\n".join(text.splitlines()[first - 1 : function.end_lineno])).strip()
+        if len(snippet) <= width and snippet not in shown:
+            shown.append(snippet)
+    return shown
+
+
 #: The calls whose ``with`` block (or whose call, for ``assertWarns(C, f, *args)``) expects a warning.
 _WARNS = ("warns", "assertWarns", "assertWarnsRegex", "deprecated_call", "catch_warnings")
 
@@ -1053,11 +1246,7 @@ def warning_examples(sources: "_TestSources", tests: Sequence[str], limit: int =
     for tid in tests:
         if len(shown) >= min(limit, len(tests) - 1):
             break
-        rel, *parts = tid.split("::")
-        try:
-            tree = ast.parse(textwrap.dedent(sources.source(rel, [part.split("[", 1)[0] for part in parts]) or ""))
-        except SyntaxError:
-            continue
+        tree = sources.test_tree(tid)
         compared = _compared_category(tree)
         for trigger, category in _warned(tree):
             line = f"`{trigger}` warns `{category or compared}`" if (category or compared) else ""
@@ -1160,14 +1349,14 @@ def _behaviours(tests: Sequence[str]) -> list[str]:
 def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfaces.Use], added: Sequence[str],
              tests: Sequence[str], folded: Sequence[Snapshot] = (), signatures: Sequence[str] = (),
              rewritten: Sequence[str] = (), described: Sequence[str] = (), calls: Sequence[str] = (),
-             warned: Sequence[str] = ()) -> list[str]:  # fmt: skip
+             warned: Sequence[str] = (), whole: Sequence[str] = ()) -> list[str]:  # fmt: skip
     """Two drafts of the turn's request: the message or changelog entry (those of the
     ``folded`` steps before it first, each under its title), the public names the step
     adds, the existing public functions it ``rewritten``, the ``signatures`` it adds or
     changes, what their docstrings say where the notes are thin (``described``), example
-    ``calls`` with their results, what its tests expect to ``warned``, what its tests check
-    (from their names), the files (Python first), and every name the tests use that the
-    agent was not yet told."""
+    ``calls`` with their results, what its tests expect to ``warned``, short checks shown
+    ``whole`` where no example shows them, what its tests check (from their names), the
+    files (Python first), and every name the tests use that the agent was not yet told."""
     names = ", ".join(dict.fromkeys(_spelt(use) for use in missing))
     body = "\n\n".join([*(f"{step.title}:\n{step.message.strip()}" for step in folded),
                          *([f"{snapshot.title}:\n{snapshot.message.strip()}" if folded else snapshot.message.strip()]
@@ -1191,6 +1380,8 @@ def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfa
         first += "\n\nFor example:\n" + "\n".join(f"- `{call}`" for call in calls)
     if warned:
         first += "\n\nWhat must warn, for example:\n" + "\n".join(f"- {line}" for line in warned)
+    for snippet in whole:
+        first += f"\n\nThis must work:\n```python\n{snippet}\n```"
     if checks:
         first += f"\n\nWhat must hold afterwards: {checks}."
     if where:
@@ -1208,6 +1399,8 @@ def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfa
         second += "\n\nExamples that must hold: " + "; ".join(f"`{call}`" for call in calls) + "."
     if warned:
         second += "\n\nIt must warn, as in: " + "; ".join(warned) + "."
+    for snippet in whole:
+        second += f"\n\nA check it must pass:\n```python\n{snippet}\n```"
     if checks:
         second += f"\n\nI will check these behaviours: {checks}."
     if new or names:
