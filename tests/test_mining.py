@@ -867,6 +867,37 @@ def test_an_example_is_read_through_the_test_cases_class_attributes_and_helpers(
     assert "ct.func.lru_cache(0)" not in str(examples(sources, tests * 2, ["lru_cache"], limit=9))  # self.helper: the test's
 
 
+def test_a_test_that_reads_how_the_product_used_a_test_double_is_left_out(tmp_path):
+    """Fails where a mined turn kept them: cachetools 6.0.0's tests count how often its lock
+    is entered per miss (``lock = CountedLock()``, then ``lock.count == 3``), which its
+    notes never state, and the audit scored the turn 3. A class of the tests that uses the
+    product is not a double; a mock's record is one."""
+    from stamina_gym.mining.mine import _TestSources
+
+    lock = ("class CountedLock:\n    def __init__(self):\n        self.count = 0\n\n    def __enter__(self):\n"
+            "        self.count += 1\n\n    def __exit__(self, *exc):\n        pass\n")  # fmt: skip
+    tests = ("from unittest import mock\n\nfrom shout import cached, shout\n\n\n" + lock
+             + "\n\nclass Cached:\n    count = 0\n\n    @cached\n    def get(self):\n        self.count += 1\n        return shout('b')\n\n\n"
+             "def test_loud():\n    assert shout('a', lock=CountedLock()) == 'A'\n\n\n"
+             "def test_lock_count():\n    lock = CountedLock()\n    shout('a', lock=lock)\n    assert lock.count == 1\n\n\n"
+             "def test_mocked():\n    m = mock.Mock()\n    shout('a', lock=m)\n    m.__enter__.assert_called_once_with()\n\n\n"
+             "def test_uses_the_product():\n    c = Cached()\n    assert c.get() == 'B'\n    assert c.count == 1\n")  # fmt: skip
+    sources = _TestSources({"test_shout.py": tests})
+    read = {name: sources.reads_doubles(f"test_shout.py::{name}", {"shout"}) for name in
+            ("test_loud", "test_lock_count", "test_mocked", "test_uses_the_product")}  # fmt: skip
+    assert read == {"test_loud": False, "test_lock_count": True, "test_mocked": True, "test_uses_the_product": False}
+
+    product = "import contextlib\n\n\ndef cached(f):\n    return f\n\n\ndef shout(text, lock=contextlib.nullcontext()):\n"
+    seed = Snapshot("1", "R1", files={"shout.py": product + "    return text\n", "tests/test_shout.py": "def test_none():\n    pass\n"})
+    step = Snapshot("2", "R2", files={"shout.py": product + "    with lock:\n        return text.upper()\n",
+                                      "tests/test_shout.py": tests})  # fmt: skip
+    result = mine([seed, step], tmp_path / "doubles", runs=1)
+    kept = result.steps[0]
+    assert kept.status == "kept", kept
+    assert [tid.split("::")[-1] for tid in kept.tests] == ["test_loud", "test_uses_the_product"]
+    assert [tid.split("::")[-1] for tid in kept.doubles] == ["test_lock_count", "test_mocked"]
+
+
 def test_a_merges_title_is_its_pull_requests_and_its_message_lists_what_it_merges(tmp_path):
     """Fails where a merge's subject was the title: more-itertools' history is merges,
     "Merge pull request #653 from more-itertools/iter-index", which names a branch and not

@@ -276,6 +276,9 @@ class Step:
     hypothesis: list[str] = field(default_factory=list)
     """Tests hypothesis drives (``@given``), never run nor kept: when one fails, hypothesis
     traces the failing example, which the grader's audit hook takes for tampering."""
+    doubles: list[str] = field(default_factory=list)
+    """Tests whose checks read how the product used a test double (a counted lock's count, a
+    mock's calls): the implementation's steps, which no release note states. Left out."""
     import_only: list[str] = field(default_factory=list)
     """Unchanged tests that failed before only because their module did not import (it
     imports a name the step adds): left to the turn's other tests."""
@@ -472,18 +475,26 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
         earlier = list(task.turns[:-1])
         keep_earlier = list(task.regression_ids(turn.index))  # earlier turns' tests still in force
         sources = _TestSources(trees[index][1])
+        tops = {rel.split("/")[0].removesuffix(".py") for rel in after}
         ids = []
         for tid in turn.collected:
             rel, *names = tid.removeprefix(f"{turn_id}/").split("::")
             # Failing, a hypothesis test traces its example (sys.settrace), which the
             # grader takes for tampering: an honest agent would be paid as a forger.
-            (step.hypothesis if sources.uses_hypothesis(rel, names) else ids).append(tid)
+            if sources.uses_hypothesis(rel, names):
+                step.hypothesis.append(tid)
+            elif sources.reads_doubles(tid.removeprefix(f"{turn_id}/"), tops):
+                step.doubles.append(tid)
+            else:
+                ids.append(tid)
         if pins is not None:
             wanted = {f"{turn_id}/{pin}" for pin in pins}
             step.pin_broken = sorted(pin for pin in pins if f"{turn_id}/{pin}" not in ids)  # no longer collected
             ids = [tid for tid in ids if tid in wanted]
         if not ids:
-            step.reason = "its test files hold no test" + (" but hypothesis-driven ones" if step.hypothesis else "")
+            but = [what for what, tests in (("hypothesis-driven ones", step.hypothesis), ("ones that read test doubles", step.doubles))
+                   if tests]  # fmt: skip
+            step.reason = "its test files hold no test" + (" but " + " and ".join(but) if but else "")
             step.cause = "no-tests"
             return step
         try:
@@ -718,6 +729,68 @@ class _TestSources:
         where, method = self._members(rel, names[0]).get(names[-1], (rel, None))  # through the class's bases
         return ast.get_source_segment(self.files[where], method) if isinstance(method, ast.FunctionDef) else None
 
+    def reads_doubles(self, tid: str, product_tops: set[str]) -> bool:
+        """Whether a check of test ``tid`` reads how the product used a test double: the
+        state of an object the test made from a class of the tests' own that touches no
+        product name (cachetools 6.0.0: ``lock = CountedLock()``, then ``lock.count == 3``
+        entries per miss), or a mock's record (``m.call_count``,
+        ``m.assert_called_once_with(...)``, pretend's ``recorder.calls``). How often the
+        product takes a lock is its implementation's, which no release note states; a class
+        of the tests that uses the product (a method under ``@cachedmethod``) is not a double."""
+        rel = tid.split("::", 1)[0]
+        tree = self.test_tree(tid)
+        doubles = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and self._double(rel, node.value, product_tops):
+                doubles |= {target.id for target in node.targets if isinstance(target, ast.Name)}
+            elif isinstance(node, ast.withitem) and isinstance(node.optional_vars, ast.Name) and isinstance(node.context_expr, ast.Call) \
+                    and _called_name(node.context_expr) in ("patch", "object"):  # fmt: skip
+                doubles.add(node.optional_vars.id)  # with mock.patch(...) as m
+
+        def read(node: ast.AST) -> bool:
+            return any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in doubles for n in ast.walk(node))
+
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assert) and read(node.test):
+                return True
+            if isinstance(node, ast.Call) and _called_name(node).startswith("assert"):
+                root = node.func.value if isinstance(node.func, ast.Attribute) else None
+                while isinstance(root, (ast.Attribute, ast.Subscript)):
+                    root = root.value
+                if isinstance(root, ast.Name) and root.id in doubles:
+                    return True  # m.assert_called_once_with(...), m.__enter__.assert_called_once()
+                if any(read(arg) for arg in node.args):
+                    return True
+        return False
+
+    def _double(self, rel: str, call: ast.Call, product_tops: set[str]) -> bool:
+        name = _called_name(call)
+        if name in _MOCKS:
+            return True
+        where = rel if self._class(rel, name) is not None else self._defining(name) if name in self.own_names(rel) else None
+        node = self._class(where, name) if where else None
+        if node is None:
+            return False
+        product = self._product_names(where, product_tops)
+        bases = [base.id for base in node.bases if isinstance(base, ast.Name)]
+        return (len(bases) == len(node.bases) and all(base == "object" or base in self.own_names(where) for base in bases)
+                and not any(isinstance(n, ast.Name) and n.id in product for n in ast.walk(node)))  # fmt: skip
+
+    def _product_names(self, rel: str, product_tops: set[str]) -> set[str]:
+        """The names test module ``rel`` binds by importing the product (``import cachetools``,
+        ``from cachetools import cached``)."""
+        try:
+            tree = ast.parse(self.files.get(rel, ""))
+        except SyntaxError:
+            return set()
+        names = set()
+        for node in collection.module_level(tree.body):
+            if isinstance(node, ast.Import):
+                names |= {alias.asname or alias.name.split(".")[0] for alias in node.names if alias.name.split(".")[0] in product_tops}
+            elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] in product_tops:
+                names |= {alias.asname or alias.name for alias in node.names}
+        return names
+
     def test_tree(self, tid: str) -> ast.Module:
         """The test ``tid`` (``file::Class::name[param]``) parsed, with what it reaches
         through the test case read through: ``self.Cache`` is the class attribute its class
@@ -773,6 +846,10 @@ class _TestSources:
         """The one test file that defines class ``name``, or None."""
         found = [rel for rel in self.files if rel.endswith(".py") and self._class(rel, name) is not None]
         return found[0] if len(found) == 1 else None
+
+
+#: The test doubles of unittest.mock and pretend, by the name of the call that makes one.
+_MOCKS = frozenset({"Mock", "MagicMock", "AsyncMock", "NonCallableMock", "create_autospec", "stub", "call_recorder"})
 
 
 class _ThroughTheTestCase(ast.NodeTransformer):
