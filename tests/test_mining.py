@@ -870,8 +870,8 @@ def test_an_example_is_read_through_the_test_cases_class_attributes_and_helpers(
 def test_a_test_that_reads_how_the_product_used_a_test_double_is_left_out(tmp_path):
     """Fails where a mined turn kept them: cachetools 6.0.0's tests count how often its lock
     is entered per miss (``lock = CountedLock()``, then ``lock.count == 3``), which its
-    notes never state, and the audit scored the turn 3. A class of the tests that uses the
-    product is not a double; a mock's record is one."""
+    notes never state, and the audit scored the turn 3. What a method the test calls
+    records (a cached ``get`` counting its calls) is behaviour; a mock's record is a double's."""
     from stamina_gym.mining.mine import _TestSources
 
     lock = ("class CountedLock:\n    def __init__(self):\n        self.count = 0\n\n    def __enter__(self):\n"
@@ -883,9 +883,16 @@ def test_a_test_that_reads_how_the_product_used_a_test_double_is_left_out(tmp_pa
              "def test_mocked():\n    m = mock.Mock()\n    shout('a', lock=m)\n    m.__enter__.assert_called_once_with()\n\n\n"
              "def test_uses_the_product():\n    c = Cached()\n    assert c.get() == 'B'\n    assert c.count == 1\n")  # fmt: skip
     sources = _TestSources({"test_shout.py": tests})
-    read = {name: sources.reads_doubles(f"test_shout.py::{name}", {"shout"}) for name in
+    read = {name: sources.reads_doubles(f"test_shout.py::{name}") for name in
             ("test_loud", "test_lock_count", "test_mocked", "test_uses_the_product")}  # fmt: skip
     assert read == {"test_loud": False, "test_lock_count": True, "test_mocked": True, "test_uses_the_product": False}
+    # a class that uses the product and is its lock too: what its __enter__ counts is the double's
+    locked = tests + ("\n\nclass Locked(Cached):\n    entered = 0\n\n    def __enter__(self):\n        self.entered += 1\n\n"
+                      "    def __exit__(self, *exc):\n        pass\n\n\n"
+                      "def test_entered():\n    c = Locked()\n    assert c.get() == 'B'\n    assert c.entered == 1\n\n\n"
+                      "def test_counted():\n    c = Locked()\n    assert c.get() == 'B'\n    assert c.count == 1\n")  # fmt: skip
+    sources = _TestSources({"test_shout.py": locked})
+    assert sources.reads_doubles("test_shout.py::test_entered") and not sources.reads_doubles("test_shout.py::test_counted")
 
     product = "import contextlib\n\n\ndef cached(f):\n    return f\n\n\ndef shout(text, lock=contextlib.nullcontext()):\n"
     seed = Snapshot("1", "R1", files={"shout.py": product + "    return text\n", "tests/test_shout.py": "def test_none():\n    pass\n"})

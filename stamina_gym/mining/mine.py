@@ -475,7 +475,6 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
         earlier = list(task.turns[:-1])
         keep_earlier = list(task.regression_ids(turn.index))  # earlier turns' tests still in force
         sources = _TestSources(trees[index][1])
-        tops = {rel.split("/")[0].removesuffix(".py") for rel in after}
         ids = []
         for tid in turn.collected:
             rel, *names = tid.removeprefix(f"{turn_id}/").split("::")
@@ -483,7 +482,7 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
             # grader takes for tampering: an honest agent would be paid as a forger.
             if sources.uses_hypothesis(rel, names):
                 step.hypothesis.append(tid)
-            elif sources.reads_doubles(tid.removeprefix(f"{turn_id}/"), tops):
+            elif sources.reads_doubles(tid.removeprefix(f"{turn_id}/")):
                 step.doubles.append(tid)
             else:
                 ids.append(tid)
@@ -729,67 +728,70 @@ class _TestSources:
         where, method = self._members(rel, names[0]).get(names[-1], (rel, None))  # through the class's bases
         return ast.get_source_segment(self.files[where], method) if isinstance(method, ast.FunctionDef) else None
 
-    def reads_doubles(self, tid: str, product_tops: set[str]) -> bool:
-        """Whether a check of test ``tid`` reads how the product used a test double: the
-        state of an object the test made from a class of the tests' own that touches no
-        product name (cachetools 6.0.0: ``lock = CountedLock()``, then ``lock.count == 3``
-        entries per miss), or a mock's record (``m.call_count``,
-        ``m.assert_called_once_with(...)``, pretend's ``recorder.calls``). How often the
-        product takes a lock is its implementation's, which no release note states; a class
-        of the tests that uses the product (a method under ``@cachedmethod``) is not a double."""
+    def reads_doubles(self, tid: str) -> bool:
+        """Whether a check of test ``tid`` reads how the product used a test double: an
+        attribute that an object the test made from a class of the tests' own records in a
+        method the product calls and the test never does (cachetools 6.0.0: ``lock =
+        CountedLock()``, whose ``__enter__`` counts, then ``lock.count == 3`` entries per
+        miss; ``Conditioned``'s ``wait_for`` and ``notify_all``), or a mock's record
+        (``m.call_count``, ``m.assert_called_once_with(...)``, pretend's ``recorder.calls``).
+        How often a lock is taken is the implementation's, which no release note states.
+        What a method the test calls records (a ``get`` under ``@cachedmethod`` counting
+        its calls) is behaviour, and stays."""
         rel = tid.split("::", 1)[0]
         tree = self.test_tree(tid)
-        doubles = set()
+        called = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+        recorded: dict[str, set[str]] = {}  # name -> the attributes its object records, or {"*"} for a mock
         for node in ast.walk(tree):
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and self._double(rel, node.value, product_tops):
-                doubles |= {target.id for target in node.targets if isinstance(target, ast.Name)}
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                kept = self._recorded(rel, _called_name(node.value), called)
+                recorded.update({target.id: kept for target in node.targets if isinstance(target, ast.Name) and kept})
             elif isinstance(node, ast.withitem) and isinstance(node.optional_vars, ast.Name) and isinstance(node.context_expr, ast.Call) \
                     and _called_name(node.context_expr) in ("patch", "object"):  # fmt: skip
-                doubles.add(node.optional_vars.id)  # with mock.patch(...) as m
+                recorded[node.optional_vars.id] = {"*"}  # with mock.patch(...) as m
 
-        def read(node: ast.AST) -> bool:
-            return any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in doubles for n in ast.walk(node))
+        def reads(node: ast.AST) -> bool:
+            return any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in recorded
+                       and ({"*", n.attr} & recorded[n.value.id]) for n in ast.walk(node))  # fmt: skip
 
         for node in ast.walk(tree):
-            if isinstance(node, ast.Assert) and read(node.test):
+            if isinstance(node, ast.Assert) and reads(node.test):
                 return True
             if isinstance(node, ast.Call) and _called_name(node).startswith("assert"):
                 root = node.func.value if isinstance(node.func, ast.Attribute) else None
                 while isinstance(root, (ast.Attribute, ast.Subscript)):
                     root = root.value
-                if isinstance(root, ast.Name) and root.id in doubles:
+                if isinstance(root, ast.Name) and "*" in recorded.get(root.id, ()):
                     return True  # m.assert_called_once_with(...), m.__enter__.assert_called_once()
-                if any(read(arg) for arg in node.args):
+                if any(reads(arg) for arg in node.args):
                     return True
         return False
 
-    def _double(self, rel: str, call: ast.Call, product_tops: set[str]) -> bool:
-        name = _called_name(call)
+    def _recorded(self, rel: str, name: str, called: set[str]) -> set[str]:
+        """What an object made by calling ``name`` records: {"*"} for a mock; for a class of
+        the tests' own (of ``rel`` or imported from the tests folder), the attributes its
+        methods and its own bases' store into ``self`` in a method that is not ``__init__``,
+        has no decorator and whose name the test never reads (``called``): one the
+        product calls (``__enter__``, ``wait_for``)."""
         if name in _MOCKS:
-            return True
-        where = rel if self._class(rel, name) is not None else self._defining(name) if name in self.own_names(rel) else None
-        node = self._class(where, name) if where else None
-        if node is None:
-            return False
-        product = self._product_names(where, product_tops)
-        bases = [base.id for base in node.bases if isinstance(base, ast.Name)]
-        return (len(bases) == len(node.bases) and all(base == "object" or base in self.own_names(where) for base in bases)
-                and not any(isinstance(n, ast.Name) and n.id in product for n in ast.walk(node)))  # fmt: skip
-
-    def _product_names(self, rel: str, product_tops: set[str]) -> set[str]:
-        """The names test module ``rel`` binds by importing the product (``import cachetools``,
-        ``from cachetools import cached``)."""
-        try:
-            tree = ast.parse(self.files.get(rel, ""))
-        except SyntaxError:
-            return set()
-        names = set()
-        for node in collection.module_level(tree.body):
-            if isinstance(node, ast.Import):
-                names |= {alias.asname or alias.name.split(".")[0] for alias in node.names if alias.name.split(".")[0] in product_tops}
-            elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] in product_tops:
-                names |= {alias.asname or alias.name for alias in node.names}
-        return names
+            return {"*"}
+        found: set[str] = set()
+        todo, seen = [name], set()
+        while todo:
+            cls = todo.pop()
+            where = rel if self._class(rel, cls) is not None else self._defining(cls) if cls in self.own_names(rel) else None
+            node = self._class(where, cls) if where else None
+            if node is None or cls in seen:
+                continue
+            seen.add(cls)
+            todo += [base.id for base in node.bases if isinstance(base, ast.Name)]
+            for method in node.body:
+                if (isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and not method.decorator_list
+                        and method.name not in ("__init__", "__new__") and method.name not in called):  # fmt: skip
+                    found |= {target.attr for n in ast.walk(method) if isinstance(n, (ast.Assign, ast.AugAssign))
+                              for target in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                              if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"}  # fmt: skip
+        return found
 
     def test_tree(self, tid: str) -> ast.Module:
         """The test ``tid`` (``file::Class::name[param]``) parsed, with what it reaches
