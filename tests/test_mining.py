@@ -867,6 +867,24 @@ def test_an_example_is_read_through_the_test_cases_class_attributes_and_helpers(
     assert "ct.func.lru_cache(0)" not in str(examples(sources, tests * 2, ["lru_cache"], limit=9))  # self.helper: the test's
 
 
+def test_an_identity_check_with_an_argument_is_an_example():
+    """Fails where only ``==`` checks were examples: cachetools 6.0.0's test needs
+    ``cache_lock`` to be the condition when only ``condition=`` is given (``lock = cond =
+    CountedCondition()``, then ``assertIs(wrapper.cache_lock, lock)``), which the audit
+    scored 2 as never stated. The test's names stand in only as arguments."""
+    from stamina_gym.mining.mine import _example_lines, _TestSources, examples
+
+    test = ("import ct\n\n\nclass Cond:\n    pass\n\n\ndef test_attributes():\n    cache = {}\n    lock = cond = Cond()\n"
+            "    wrapper = ct.cached(cache, condition=cond)(len)\n    assert wrapper.cache_lock is lock\n"
+            "    assert wrapper.cache is cache\n    assert lock.inner is cond\n    assert ct.cached(cache)(len) is cache\n")  # fmt: skip
+    sources = _TestSources({"test_a.py": test})
+    assert list(_example_lines(sources.test_tree("test_a.py::test_attributes"), {"cached"}, sources.own_names("test_a.py"))) == [
+        "ct.cached(cache, condition=cond)(len).cache_lock is cond", "ct.cached(cache, condition=cond)(len).cache is cache",
+        "ct.cached(cache)(len) is cache"]  # fmt: skip
+    assert examples(sources, ["test_a.py::test_attributes"], ["cached"]) == ["ct.cached(cache, condition=cond)(len).cache_lock is cond",
+                                                                            "ct.cached(cache, condition=cond)(len).cache is cache"]  # fmt: skip
+
+
 def test_a_test_that_reads_how_the_product_used_a_test_double_is_left_out(tmp_path):
     """Fails where a mined turn kept them: cachetools 6.0.0's tests count how often its lock
     is entered per miss (``lock = CountedLock()``, then ``lock.count == 3``), which its

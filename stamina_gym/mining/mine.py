@@ -1201,6 +1201,8 @@ def _example_lines(tree: ast.AST, wanted: set[str] | None, own: set[str] = froze
     changed = sorted((n.lineno, n.col_offset, n.id) for n in ast.walk(tree)
                      if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and not _only_read(n, parents))  # fmt: skip
     bound: dict[str, tuple[ast.Call, int]] = {}
+    aliases = {target.id: {t.id for t in node.targets if isinstance(t, ast.Name)} for node in ast.walk(tree)
+               if isinstance(node, ast.Assign) for target in node.targets if isinstance(target, ast.Name)}  # lock = cond = ...
     for node in sorted((n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.Assert, ast.Expr))), key=lambda n: n.lineno):
         if isinstance(node, ast.Assign):
             for target in node.targets:
@@ -1210,10 +1212,13 @@ def _example_lines(tree: ast.AST, wanted: set[str] | None, own: set[str] = froze
                         bound[target.id] = (node.value, node.end_lineno or node.lineno)
             continue
         pair = _observed_and_value(node.value if isinstance(node, ast.Expr) else node)
-        if pair is None:
-            continue
         fresh = {name: call for name, (call, line) in bound.items()
                  if not any(line < used < node.lineno and who == name for used, _, who in changed)}  # fmt: skip
+        if pair is None:
+            line = _identity_line(node.value if isinstance(node, ast.Expr) else node, fresh, local, wanted, aliases)
+            if line:
+                yield line
+            continue
         observed = _through(pair[0], fresh)
         if _free_names(observed) & local:
             continue
@@ -1225,6 +1230,42 @@ def _example_lines(tree: ast.AST, wanted: set[str] | None, own: set[str] = froze
                 and all(_literal(arg) or isinstance(arg, (ast.Lambda, ast.Call)) for call in calls  # a call's own checked too
                         for arg in [*call.args, *(k.value for k in call.keywords)])):  # fmt: skip
             yield f"{ast.unparse(observed)} == {ast.unparse(pair[1])}"
+
+
+def _identity_line(node: ast.AST, fresh: Mapping[str, ast.Call], local: set[str], wanted: set[str] | None,
+                   aliases: Mapping[str, set[str]] = {}) -> str | None:  # fmt: skip
+    """``CALL<trail> is NAME`` where the check is ``assertIs(OBSERVED, NAME)`` or ``assert
+    OBSERVED is NAME`` and ``NAME`` is an argument of a call the observed side makes:
+    cachetools 6.0.0's ``cached(cache, condition=cond)(self.func).cache_lock is cond``.
+    The test's own names stand in the example only as arguments, by their names; a name
+    bound with another (``lock = cond = ...``) is read as the one that is an argument."""
+    if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1 \
+            and isinstance(node.test.ops[0], ast.Is):  # fmt: skip
+        sides = [node.test.left, node.test.comparators[0]]
+    elif isinstance(node, ast.Call) and _called_name(node) == "assertIs" and len(node.args) >= 2:
+        sides = node.args[:2]
+    else:
+        return None
+    observed, value = sides if isinstance(sides[1], ast.Name) else sides[::-1]
+    if not isinstance(value, ast.Name):
+        return None
+    same = aliases.get(value.id, {value.id})
+    observed = _through(observed, {name: call for name, call in fresh.items() if name not in same})
+    root = observed
+    while isinstance(root, (ast.Subscript, ast.Attribute)):
+        root = root.value
+    calls = [n for n in ast.walk(observed) if isinstance(n, ast.Call)]
+    args = [arg for call in calls for arg in (*call.args, *(k.value for k in call.keywords))]
+    stand_ins = {arg for arg in args if isinstance(arg, ast.Name) or (isinstance(arg, ast.Attribute) and getattr(arg.value, "id", "") == "self")}
+    named = {arg.id for arg in stand_ins if isinstance(arg, ast.Name)}
+    if not isinstance(root, ast.Call) or not same & named or not any(wanted is None or _called_name(c) in wanted for c in calls):
+        return None
+    if not all(_literal(arg) or isinstance(arg, (ast.Lambda, ast.Call)) or arg in stand_ins for arg in args):
+        return None
+    inside = {id(n) for arg in stand_ins for n in ast.walk(arg)}
+    if any(isinstance(n, ast.Name) and n.id in local and id(n) not in inside for n in ast.walk(observed)):
+        return None  # a local anywhere but as an argument
+    return f"{ast.unparse(observed)} is {min(same & named)}"
 
 
 def _free_names(node: ast.AST) -> set[str]:
