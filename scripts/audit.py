@@ -109,6 +109,18 @@ def _files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
 
 
+def _installed(support: Path) -> set[str]:
+    """The top-level entries of ``support`` that a recipe installed as test dependencies
+    (each ``*.dist-info`` folder and what its RECORD lists)."""
+    found = set()
+    for info in support.glob("*.dist-info"):
+        found.add(info.name)
+        record = info / "RECORD"
+        if record.is_file():
+            found |= {line.split(",", 1)[0].split("/", 1)[0] for line in record.read_text(encoding="utf-8").splitlines() if line}
+    return found
+
+
 def context(task: Task, number: int) -> str:
     """Everything a reader of turn ``number`` gets, as one Markdown text."""
     turn = task.turns[number - 1]
@@ -143,9 +155,20 @@ def context(task: Task, number: int) -> str:
                    + "\n".join(f"- {name}: {values!r}" for name, values in sorted(task.meta.params.items())) + "\n")  # fmt: skip
     if task.support_dir:
         out.append("## Test support code (hidden from the agent; the tests import it)\n")
+        vendored = _installed(task.support_dir)
+        for name in sorted(vendored):
+            slash = "/" if (task.support_dir / name).is_dir() else ""
+            out.append(f"### support/{name}{slash}\n\n(an installed test dependency, not shown)\n")
         for path in _files(task.support_dir):
-            out.append(f"### support/{path.name}\n" + _code(task.render(path.read_text(encoding="utf-8"),
-                                                                       turn.example_params, str(path)), "python"))  # fmt: skip
+            rel = path.relative_to(task.support_dir).as_posix()
+            if rel.split("/", 1)[0] in vendored:
+                continue
+            try:
+                text = path.read_text(encoding="utf-8")
+            except UnicodeDecodeError:  # a vendored package's compiled or data file
+                out.append(f"### support/{rel}\n\n(binary, {path.stat().st_size} bytes)\n")
+                continue
+            out.append(f"### support/{rel}\n" + _code(task.render(text, turn.example_params, str(path)), "python"))
     out.append("## This turn's hidden tests\n")
     helpers = [path for path in sorted((turn.dir / "tests").rglob("*.py")) if path not in turn.tests and "__pycache__" not in path.parts]
     for path in [*helpers, *turn.tests]:  # the tests folder's own helpers first (a mixin in its __init__.py)

@@ -856,14 +856,16 @@ def test_an_example_is_read_through_the_test_cases_class_attributes_and_helpers(
     **kwargs)``), and the audit scored 4.2.0's turn 2 for ``cache_parameters()``'s exact
     value, which no example showed. A method of the test case that is not a one-line
     helper (``self.helper`` as a value) stays the test's own."""
-    from stamina_gym.mining.mine import _TestSources, examples
+    from stamina_gym.mining.mine import _example_lines, _TestSources, examples
 
     sources = _TestSources(MIXIN_TESTS)
     tests = ["test_lru.py::LRUCacheTest::test_defaults", "test_fifo.py::FIFOCacheTest::test_defaults",
              "test_func.py::LRUDecoratorTest::test_decorator"]  # fmt: skip
     shown = examples(sources, tests, ["LRUCache", "FIFOCache", "lru_cache"], limit=9)
-    assert shown == ["len(LRUCache(maxsize=1)) == 0", "len(ct.FIFOCache(maxsize=1)) == 0",
-                     "ct.func.lru_cache(2, typed=True)(lambda n: n).cache_parameters() == {'maxsize': 2, 'typed': True}"]  # fmt: skip
+    assert shown == ["len(LRUCache(maxsize=1)) == 0",
+                     "ct.func.lru_cache(2, typed=True)(lambda n: n).cache_parameters() == {'maxsize': 2, 'typed': True}",
+                     "ct.func.lru_cache(1)(lambda: 1).cache_parameters() == {'maxsize': 1}"]  # one of each shape first  # fmt: skip
+    assert list(_example_lines(sources.test_tree(tests[1]), None, sources.own_names("test_fifo.py"))) == ["len(ct.FIFOCache(maxsize=1)) == 0"]
     assert "ct.func.lru_cache(0)" not in str(examples(sources, tests * 2, ["lru_cache"], limit=9))  # self.helper: the test's
 
 

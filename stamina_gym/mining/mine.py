@@ -1172,8 +1172,9 @@ def examples(sources: "_TestSources", tests: Sequence[str], names: Sequence[str]
     (what the step adds or rewrites, by its last part), the arguments are literals and the
     value a literal or a constructor of literals (``datetime(2023, 10, 14)``); a call bound
     to a name first (``r = f(...)``, then ``assert r[0] == 1``) is read through the name.
-    One per test, then a second round over the same tests, and never every example the
-    tests hold (shown examples stay graded, and are never the only checks)."""
+    One of each shape (the line with its calls' arguments left out) first, in rounds over
+    the tests (one per test, then the next), then the others in that order, and never every
+    example the tests hold (shown examples stay graded, and are never the only checks)."""
     wanted = {name.rsplit(".", 1)[-1] for name in names}
     found: list[list[str]] = []
     for tid in tests:
@@ -1183,8 +1184,22 @@ def examples(sources: "_TestSources", tests: Sequence[str], names: Sequence[str]
         if lines:
             found.append(lines)
     every = sum(len(lines) for lines in found)
-    rounds = [lines[depth] for depth in range(2) for lines in found if depth < len(lines)]
-    return list(dict.fromkeys(rounds))[: min(limit, every - 1)]
+    rounds = list(dict.fromkeys(lines[depth] for depth in range(max(map(len, found), default=0)) for lines in found
+                                if depth < len(lines)))  # fmt: skip
+    # checks of another shape first: three tests' ``cached(cache)(f).cache is cache`` say less
+    # than one of them and the ``cached(cache, condition=cond)(f).cache_lock is cond`` after it
+    shapes: dict[str, str] = {}
+    for line in rounds:
+        shapes.setdefault(_shape(line), line)
+    first = list(shapes.values())
+    return [*first, *(line for line in rounds if line not in first)][: min(limit, every - 1)]
+
+
+def _shape(line: str) -> str:
+    """An example with its calls' arguments left out: ``f()().cache is cache``."""
+    while (shorter := re.sub(r"\([^()]*\)", "\x00", line)) != line:
+        line = shorter
+    return line
 
 
 def _example_lines(tree: ast.AST, wanted: set[str] | None, own: set[str] = frozenset()) -> Iterator[str]:
