@@ -869,6 +869,20 @@ def test_an_example_is_read_through_the_test_cases_class_attributes_and_helpers(
     assert "ct.func.lru_cache(0)" not in str(examples(sources, tests * 2, ["lru_cache"], limit=9))  # self.helper: the test's
 
 
+def test_what_thin_notes_never_mention_is_shown_first():
+    """Fails where checks were shown in the tests' order: tabulate 0.7.3's notes, "Bug fixes.
+    Iterables of dicts.", say nothing of its numeric-column-headers fix, whose test the
+    audit scored 3 as never stated, while two checks of dicts were shown."""
+    from stamina_gym.mining.mine import untold_first
+
+    tests = ["test_input.py::test_list_of_dicts", "test_regression.py::test_numeric_column_headers",
+             "test_output.py::test_latex_booktabs[1]", "test_output.py::test_no_data", "test_x.py::TestTables::test_dicts_firstrow"]
+    notes = "Bug fixes. Python 3.4 support. Iterables of dicts. ``latex_booktabs`` format. Tests."
+    assert untold_first(tests, notes) == ["test_regression.py::test_numeric_column_headers", "test_output.py::test_no_data",
+                                          "test_input.py::test_list_of_dicts", "test_output.py::test_latex_booktabs[1]",
+                                          "test_x.py::TestTables::test_dicts_firstrow"]  # fmt: skip
+
+
 def test_an_identity_check_with_an_argument_is_an_example():
     """Fails where only ``==`` checks were examples: cachetools 6.0.0's test needs
     ``cache_lock`` to be the condition when only ``condition=`` is given (``lock = cond =

@@ -1017,10 +1017,14 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         sources, ids = _TestSources(trees[index][1]), [tid.split("/", 1)[1] for tid in tests]
         # calls of what the step adds or changes; else of any public function (a fix inside
         # a private helper shows through the public call the tests make: parse.parse(...))
-        calls = (examples(sources, ids, [*added, *rewritten, *(s.split("(", 1)[0] for s in signatures)])
-                 or examples(sources, ids, list(public_after)))  # fmt: skip
+        # Where the notes are thin ("Bug fixes."), more is shown, first from the tests whose
+        # names the notes never mention (tabulate 0.7.3's numeric column headers).
+        thin = len(notes) < THIN_NOTES
+        ids = untold_first(ids, notes)
+        calls = (examples(sources, ids, [*added, *rewritten, *(s.split("(", 1)[0] for s in signatures)], limit=5 if thin else 3)
+                 or examples(sources, ids, list(public_after), limit=5 if thin else 3))  # fmt: skip
         warned = warning_examples(sources, ids)
-        whole = scenarios(sources, ids)
+        whole = scenarios(sources, ids, limit=4 if thin else 2)
         # exact wording the tests compare (an error's or a warning's message, printed output)
         # that no prompt so far, the seed or the support code gives, shown word for word; the
         # examples are left out of that reading: `from ct.cache import Cache` in an example
@@ -1326,6 +1330,19 @@ def _value(node: ast.expr) -> bool:
         return True
     return (isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute))
             and all(_literal(arg) for arg in [*node.args, *(k.value for k in node.keywords)]))  # fmt: skip
+
+
+def untold_first(tests: Sequence[str], notes: str) -> list[str]:
+    """``tests`` with those whose names share no word of four letters or more with the
+    ``notes`` first, each group in its order: what the notes do not say is what an example
+    must show."""
+    words = set(re.findall(r"[a-z0-9]{4,}", notes.lower()))
+
+    def told(tid: str) -> bool:
+        name = re.sub(r"^test_?", "", tid.rsplit("::", 1)[-1].split("[", 1)[0].lower())
+        return bool(set(re.findall(r"[a-z0-9]{4,}", name.replace("_", " "))) & words)
+
+    return sorted(tests, key=told)
 
 
 def scenarios(sources: "_TestSources", tests: Sequence[str], limit: int = 2, statements: int = 8, width: int = 600) -> list[str]:
