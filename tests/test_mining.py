@@ -869,6 +869,21 @@ def test_an_example_is_read_through_the_test_cases_class_attributes_and_helpers(
     assert "ct.func.lru_cache(0)" not in str(examples(sources, tests * 2, ["lru_cache"], limit=9))  # self.helper: the test's
 
 
+def test_a_release_whose_sdist_has_no_changelog_takes_its_entry_from_a_later_one():
+    """Fails where such a release had no notes: packaging 23.1's sdist ships a
+    docs/changelog.rst that includes a CHANGELOG.rst it leaves out, and the audit scored
+    its turn 2 for a prompt with no changelog text at all."""
+    from stamina_gym.mining.sources import borrow_notes
+
+    changelog = "Changelog\n---------\n\n23.2 - 2023-10-01\n~~~~~~~~~~~~~~~~~\n\n* Add hashes.\n\n" \
+                "23.1 - 2023-04-12\n~~~~~~~~~~~~~~~~~\n\n* Parse core metadata with ``parse_email()``.\n"  # fmt: skip
+    snapshots = [Snapshot("23.0", "Release 23.0", "Older."), Snapshot("23.1", "Release 23.1", files={"docs/changelog.rst": ".. include:: x"}),
+                 Snapshot("23.2", "Release 23.2", "* Add hashes.", files={"CHANGELOG.rst": changelog})]  # fmt: skip
+    borrowed = borrow_notes(snapshots)
+    assert [snapshot.message for snapshot in borrowed] == ["Older.", "* Parse core metadata with ``parse_email()``.", "* Add hashes."]
+    assert borrowed[1].files == {"docs/changelog.rst": ".. include:: x"}  # its own files
+
+
 def test_what_thin_notes_never_mention_is_shown_first():
     """Fails where checks were shown in the tests' order: tabulate 0.7.3's notes, "Bug fixes.
     Iterables of dicts.", say nothing of its numeric-column-headers fix, whose test the

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tarfile
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
@@ -159,7 +159,19 @@ def pypi_snapshots(name: str, versions: Sequence[str], cache: Path, progress: Ca
             snapshots.append(Snapshot(version, f"Release {version}", _changelog_entry(files, version), files, digest))
     if len(snapshots) < 2:
         raise ConfigError(f"pypi:{name}: {len(snapshots)} of {len(versions)} release(s) have a usable sdist; mining needs two")
-    return snapshots
+    return borrow_notes(snapshots)
+
+
+def borrow_notes(snapshots: Sequence[Snapshot]) -> list[Snapshot]:
+    """``snapshots``, each release whose sdist gives no changelog entry given the one a later
+    release's changelog holds for it: packaging 23.1's sdist ships a ``docs/changelog.rst``
+    that includes a ``CHANGELOG.rst`` it leaves out, and its prompt had no notes at all."""
+    out = list(snapshots)
+    for number, snapshot in enumerate(out):
+        if not snapshot.message.strip():
+            entry = next(filter(None, (_changelog_entry(later.files, snapshot.ref) for later in out[number + 1 :])), "")
+            out[number] = replace(snapshot, message=entry)
+    return out
 
 
 def _sdist(name: str, version: str, cache: Path) -> Path:
