@@ -58,3 +58,22 @@ def test_the_order_check_names_what_is_out_of_place():
         "oracle-debt-25 (2.000) should earn more than oracle-debt-50 (2.500)",
         "null (0.000) should earn more than wreck (0.100)",
     ]
+
+
+def test_a_mutant_parse_caught_by_another_threads_tree_is_tried_again(monkeypatch):
+    """Fails where one retry was all: on a loaded 2-core machine, CPython 3.11's "AST
+    constructor recursion depth mismatch" (another thread building a tree at once) failed
+    the mutation rung of a ladder test twice in a row. The text is never at fault."""
+    from stamina_gym import pyast
+    from stamina_gym.agents import ladder
+
+    real, failures = pyast.parse, iter([True, True, True])
+
+    def busy(source, filename="<unknown>"):
+        if next(failures, False):
+            raise SystemError("AST constructor recursion depth mismatch (before=162, after=29)")
+        return real(source, filename)
+
+    monkeypatch.setattr(pyast, "parse", busy)
+    found = ladder._mutants("app.py", ["def f(a, b):", "    return a + b"], {"    return a + b"})
+    assert found and all(mutant.line == 2 for mutant in found)

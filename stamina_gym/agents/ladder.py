@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import posixpath
+import time
 from typing import Any, Iterator
 
 from stamina_gym import mutants, pyast
@@ -345,12 +346,28 @@ def _mutants(path: str, lines: list[str], added: set[str]) -> list[mutants.Mutan
             continue
         for mutated, kind in dict.fromkeys(mutants.line_mutations(line)):
             candidate = "\n".join([*lines[: number - 1], mutated, *lines[number:]])
-            try:
-                pyast.parse(candidate)
-            except (SyntaxError, ValueError):
-                continue
-            found.append(mutants.Mutant(path, number, line, mutated, kind))
+            if _parses(candidate):
+                found.append(mutants.Mutant(path, number, line, mutated, kind))
     return found
+
+
+def _parses(source: str, tries: int = 6) -> bool:
+    """Whether ``source`` parses. CPython 3.11's "AST constructor recursion depth mismatch"
+    (python/cpython#106905) comes of another thread building a tree at the same time (the
+    env's review, a quality analyser's own parse), outside ``pyast``'s lock, and ``pyast``
+    retries once at once: here, a few times more, each after a short wait; the text is never
+    at fault. Seen on a loaded 2-core machine, where the mutation rung failed a ladder test."""
+    for attempt in range(tries):
+        try:
+            pyast.parse(source)
+            return True
+        except (SyntaxError, ValueError):
+            return False
+        except SystemError:
+            if attempt == tries - 1:
+                raise
+            time.sleep(0.02 * (attempt + 1))
+    return False
 
 
 class WreckAgent(OracleAgent):
