@@ -84,6 +84,11 @@ def test_a_build_rebuilds_the_pinned_task_and_refuses_an_sdist_that_is_not_the_p
     assert (row["turns"], row["pins_broken"], row["pinned_steps_not_kept"], row["problems"]) == (2, {}, [], [])
     built = load_task_dir(tmp_path / "corpus" / "shout")
     assert [turn.spec.tests for turn in built.turns] == [("test_shout.py::test_upper",), ("test_shout.py::test_bang",)]
+    assert built.meta.version == 1  # the entry's task_version, which a change of its pins moves
+    moved = load_manifest(manifest_path)
+    moved.packages["shout"] = moved.packages["shout"].model_copy(update={"task_version": 2})
+    build(moved, tmp_path / "again", cache=cache, validate=False)
+    assert load_task_dir(tmp_path / "again" / "shout").meta.version == 2
     assert yaml.safe_load((tmp_path / "corpus" / "corpus-build.yaml").read_text())["shout"]["turns"] == 2
     # another sdist under a pinned release: refused, named
     (cache / "shout-3" / "shout-3.tar.gz").unlink()

@@ -59,6 +59,10 @@ class Entry(BaseModel):
     """Release -> sha256 of its sdist."""
     turns: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     """Kept release (or commit) -> its tests, relative to the turn's tests folder."""
+    task_version: int = Field(default=1, ge=1)
+    """The built task's version (task.yaml's ``version``, which every record carries):
+    moved whenever its pins or what its prompts ask change, so that results of another
+    build are told apart."""
 
     @model_validator(mode="after")
     def _git_names_a_range(self) -> "Entry":
@@ -134,7 +138,7 @@ def build(
             snapshots = pypi_snapshots(name, list(entry.versions), cache or DEFAULT_CACHE, progress,
                                        digests=entry.sdists or None)  # fmt: skip
         result = mine(snapshots, task_dir, recipe=find_recipe(entry.recipe) if entry.recipe else None,
-                      pinned=entry.turns or None, progress=lambda line: progress(f"  {line}"))  # fmt: skip
+                      pinned=entry.turns or None, progress=lambda line: progress(f"  {line}"), version=entry.task_version)  # fmt: skip
         broken = {step.ref: step.pin_broken for step in result.steps if step.pin_broken}
         missing = sorted(set(entry.turns) - {step.ref for step in result.kept})
         problems = [str(problem) for problem in validate_task(load_task_dir(task_dir))] if validate else []

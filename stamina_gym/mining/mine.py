@@ -330,6 +330,7 @@ def mine(
     pinned: Mapping[str, Sequence[str]] | None = None,
     max_turn_lines: int | None = None,
     progress: Callable[[str], None] = lambda line: None,
+    version: int = 1,
 ) -> Yield:
     """Write the task mined from ``snapshots`` into ``out`` (a new or empty folder, whose
     name is the task id unless ``task_id`` says otherwise) and return its yield. The
@@ -368,7 +369,7 @@ def mine(
         raise ConfigError("no step of the history changes both the product and its tests: nothing to mine")
     out.mkdir(parents=True, exist_ok=True)
     _write_tree(out / "repo", trees[0][0])
-    meta = {"id": task_id, "version": 1, "title": title or f"History of {task_id}",
+    meta = {"id": task_id, "version": version, "title": title or f"History of {task_id}",
             "description": f"Mined from {len(snapshots)} snapshots ({snapshots[0].ref} to {snapshots[-1].ref}): each turn is "
                            "one step of the project's own history, landing on the agent's code of the turns before.",
             "python": [".".join(map(str, sys.version_info[:2]))]}  # fmt: skip
