@@ -20,7 +20,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from stamina_gym import costs, safetree
+from stamina_gym import costs, interpreter, safetree
 from stamina_gym.config import EnvConfig, load_env_config
 from stamina_gym.errors import ConfigError, SandboxError, TaskError, ToolError
 from stamina_gym.grading.cache import GradingCache
@@ -41,6 +41,8 @@ from stamina_gym.user import User, UserUnavailable, make_user
 from stamina_gym.user.dialogue import Dialogue
 from stamina_gym.user.templates import pick_values, render_prompt
 from stamina_gym.workspace import Workspace
+
+interpreter.install()  # CPython 3.11's AST race: stamina_gym.interpreter
 
 #: Paths whose change is not a code change (caches the agent's commands leave behind).
 _NOT_CODE = re.compile(r"(^|/)(__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache)/|\.py[co]$")

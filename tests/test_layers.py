@@ -16,7 +16,7 @@ PACKAGE = Path(stamina_gym.__file__).parent
 #: Lowest first. A module belongs to the first layer with a prefix that names it or a
 #: package above it; it may import its own layer and those below.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("errors", "registry", "safetree", "pyast", "packaged", "text_space", "run_result", "action_text",
+    ("base", ("errors", "registry", "safetree", "pyast", "interpreter", "packaged", "text_space", "run_result", "action_text",
               "mutants", "config", "records", "submits")),
     ("task", ("task", "collection", "rules", "stamina_gym")),
     ("judgement", ("grading", "user", "reward")),
