@@ -27,10 +27,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import posixpath
-import time
 from typing import Any, Iterator
 
-from stamina_gym import mutants, pyast
+from stamina_gym import interpreter, mutants, pyast
 from stamina_gym.agents.oracle import NullAgent, OracleAgent
 from stamina_gym.grading import guess, seal
 from stamina_gym.workspace import Workspace
@@ -351,23 +350,15 @@ def _mutants(path: str, lines: list[str], added: set[str]) -> list[mutants.Mutan
     return found
 
 
-def _parses(source: str, tries: int = 6) -> bool:
-    """Whether ``source`` parses. CPython 3.11's "AST constructor recursion depth mismatch"
-    (python/cpython#106905) comes of another thread building a tree at the same time (the
-    env's review, a quality analyser's own parse), outside ``pyast``'s lock, and ``pyast``
-    retries once at once: here, a few times more, each after a short wait; the text is never
-    at fault. Seen on a loaded 2-core machine, where the mutation rung failed a ladder test."""
-    for attempt in range(tries):
-        try:
-            pyast.parse(source)
-            return True
-        except (SyntaxError, ValueError):
-            return False
-        except SystemError:
-            if attempt == tries - 1:
-                raise
-            time.sleep(0.02 * (attempt + 1))
-    return False
+def _parses(source: str) -> bool:
+    """Whether ``source`` parses, tried again on CPython 3.11's AST race
+    (``stamina_gym.interpreter``): a loaded machine failed the mutation rung so, twice in a
+    row, past ``pyast``'s one retry. The text is never at fault."""
+    try:
+        interpreter.retrying(pyast.parse)(source)
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 class WreckAgent(OracleAgent):

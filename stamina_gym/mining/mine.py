@@ -660,6 +660,7 @@ class _TestSources:
         self._parsed: dict[str, dict[tuple[str, ...], str]] = {}
         self._methods: dict[str, list[str]] | None = None
         self._classes: dict[str | None, dict[str, ast.ClassDef]] = {}
+        self._own: dict[str, set[str]] = {}
         self._given: set[tuple[str, ...]] = set()
         """(file, name...) of the tests hypothesis drives (``@given``)."""
 
@@ -695,17 +696,20 @@ class _TestSources:
     def own_names(self, rel: str) -> set[str]:
         """The names the test module ``rel`` defines, assigns or imports from the tests folder
         (``class Locked``, ``DATA = [...]``, ``from . import CacheTestMixin``): the tests',
-        not the product's."""
+        not the product's. Read once per file: every test of a turn asks."""
+        if rel in self._own:
+            return self._own[rel]
         try:
             tree = ast.parse(self.files.get(rel, ""))
         except SyntaxError:
-            return set()
+            tree = ast.Module(body=[], type_ignores=[])
         names = {node.name for node in collection.module_level(tree.body)
                  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}  # fmt: skip
         names |= {target.id for node in collection.module_level(tree.body) if isinstance(node, (ast.Assign, ast.AnnAssign))
                   for target in (node.targets if isinstance(node, ast.Assign) else [node.target]) if isinstance(target, ast.Name)}  # fmt: skip
         names |= {(alias.asname or alias.name) for node in tree.body if isinstance(node, ast.ImportFrom) and node.level
                   for alias in node.names}  # fmt: skip
+        self._own[rel] = names
         return names
 
     def source(self, rel: str, names: Sequence[str]) -> str | None:
