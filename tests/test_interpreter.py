@@ -57,3 +57,23 @@ def test_the_env_installs_it_once_and_parsing_is_unchanged():
     assert ast.dump(ast.parse("x = (1, 2)")) == ast.dump(ast.parse.__wrapped__("x = (1, 2)"))
     with pytest.raises(SyntaxError):
         ast.parse("x = (")
+
+
+def test_source_an_agent_writes_to_break_the_parser_is_never_tried_again():
+    """The policy's attack: a file whose expression nests past the AST builder's depth (a
+    200,000-term sum) so that the host parses it again and again, or is left unable to parse
+    at all. It fails once, at once, as a RecursionError the retry never takes for the race,
+    and the next parse on the host works."""
+    from stamina_gym import interpreter
+
+    calls, parse = [], getattr(ast.parse, "__wrapped__", ast.parse)  # the interpreter's own
+
+    def counted(source, *args, **kwargs):
+        calls.append(len(source))
+        return parse(source, *args, **kwargs)
+
+    hostile = "x = " + "+".join(["1"] * 200_000)
+    with pytest.raises(RecursionError):
+        interpreter.retrying(counted)(hostile)
+    assert len(calls) == 1
+    assert isinstance(interpreter.retrying(counted)("y = 1"), ast.Module)
