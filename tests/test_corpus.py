@@ -43,8 +43,9 @@ def test_the_shipped_manifest_names_shipped_recipes_and_both_splits():
 def _history() -> list[Snapshot]:
     return [
         Snapshot("1", "R1", files={"shout.py": SHOUT.format(""), "tests/test_shout.py": TEST.format(name="same", value="a")}),
-        Snapshot("2", "R2", files={"shout.py": SHOUT.format(".upper()"), "tests/test_shout.py": TEST.format(name="upper", value="A")}),
-        Snapshot("3", "R3", files={"shout.py": SHOUT.format(".upper() + '!'"),
+        Snapshot("2", "R2", "Shout in upper case.", files={"shout.py": SHOUT.format(".upper()"), "CHANGES": "2\n\nShout in upper case.\n",
+                                                           "tests/test_shout.py": TEST.format(name="upper", value="A")}),  # fmt: skip
+        Snapshot("3", "R3", "Shout with a bang.", files={"shout.py": SHOUT.format(".upper() + '!'"), "CHANGES": "3\n\nShout with a bang.\n",
                                    "tests/test_shout.py": TEST.format(name="upper", value="A") + "\n\n" + TEST.format(
                                        name="bang", value="A!").split("\n\n\n")[1]}),  # fmt: skip
     ]
@@ -183,7 +184,7 @@ def _git_history(root: Path) -> list[str]:
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_text(text)
         git("add", "-A")
-        git("commit", "-q", "-m", snapshot.title)
+        git("commit", "-q", "-m", f"{snapshot.title}\n\n{snapshot.message}".strip())
         commits.append(git("rev-parse", "HEAD"))
     return commits
 

@@ -294,7 +294,7 @@ def test_a_src_layout_is_laid_flat_so_an_installed_package_of_that_name_is_not_t
     assert product == {"tqdm/__init__.py": "X = 1\n", "tqdm/data.txt": "d"}  # packaging is no product
     seed = Snapshot("v1", "Release 1", files={"src/tqdm/__init__.py": "def shout(text):\n    return text\n",
                                               "tests/test_shout.py": "from tqdm import shout\n\n\ndef test_same():\n    assert shout('a') == 'a'\n"})  # fmt: skip
-    step = Snapshot("v2", "Release 2", "Shout in capitals.", files={
+    step = Snapshot("v2", "Release 2", "Shout in upper case.", files={
         "src/tqdm/__init__.py": "def shout(text):\n    return text.upper()\n",
         "tests/test_shout.py": "from tqdm import shout\n\n\ndef test_upper():\n    assert shout('a') == 'A'\n"})  # fmt: skip
     result = mine([seed, step], tmp_path / "loud", runs=1)
@@ -383,12 +383,12 @@ def test_windows_line_ends_and_a_release_without_tests_do_not_break_the_task(tmp
     seed = Snapshot("1", "Release 1", files={"shout.py": "def shout(text):\r\n    return text\r\n",
                                              "tests/test_shout.py": "from shout import shout\n\n\ndef test_same():\n    assert shout('a') == 'a'\n"})  # fmt: skip
     bare = Snapshot("2", "Release 2", files={"shout.py": "def shout(text):\r\n    return text + ''\r\n"})  # its sdist left the tests out
-    step = Snapshot("3", "Release 3", files={"shout.py": "def shout(text):\r\n    return text.upper()\r\n",
+    step = Snapshot("3", "Release 3", "Shout in upper case.", files={"shout.py": "def shout(text):\r\n    return text.upper()\r\n",
                                              "tests/test_shout.py": "from shout import shout\n\n\ndef test_upper():\n    assert shout('a') == 'A'\n"})  # fmt: skip
     from stamina_gym.mining.sources import _keep
 
     files = [{rel: _keep(rel, text.encode()) for rel, text in s.files.items()} for s in (seed, bare, step)]
-    snapshots = [Snapshot(s.ref, s.title, files=f) for s, f in zip((seed, bare, step), files)]
+    snapshots = [Snapshot(s.ref, s.title, s.message, files=f) for s, f in zip((seed, bare, step), files)]
     result = mine(snapshots, tmp_path / "shout", runs=1)
     assert result.candidates == 1 and len(result.kept) == 1
     assert validate_task(load_task_dir(result.task)) == []
@@ -458,11 +458,11 @@ def test_a_recipe_names_what_the_project_needs_and_the_steps_are_kept(tmp_path):
     seed = Snapshot("1", "Release 1", files={"shout.py": "def shout(text):\n    return text\n",
                                              "bench/run.py": "import shout\n",
                                              "tests/test_shout.py": "from shout import shout\n\n\ndef test_same():\n    assert shout('a') == 'a'\n"})  # fmt: skip
-    needs_a_dependency = Snapshot("2", "Release 2", files={
+    needs_a_dependency = Snapshot("2", "Release 2", "Shout in upper case.", files={
         "shout.py": "def shout(text):\n    return text.upper()\n", "bench/run.py": "import shout  # faster\n",
         "tests/test_shout.py": "import loudcheck\nfrom lost_helpers import LOUD\nfrom shout import shout\n\n\n"
                                "def test_upper():\n    assert LOUD\n    loudcheck.loud(shout('a'))\n"})  # its sdist lacks lost_helpers  # fmt: skip
-    imports_its_helpers = Snapshot("3", "Release 3", files={
+    imports_its_helpers = Snapshot("3", "Release 3", "Shout with a bang.", files={
         "shout.py": "def shout(text):\n    return text.upper() + '!'\n",
         "tests/helpers/helpers_of_mine.py": "BANG = '!'\n", "tests/common.py": "import loudcheck\n\nloud = loudcheck.loud\n",
         "tests/test_shout.py": "import common as c\nfrom helpers_of_mine import BANG\nfrom shout import shout\n\n\n"
@@ -629,7 +629,7 @@ def test_a_turn_holds_a_bounded_change_and_the_seed_moves_past_a_larger_one(tmp_
     seed = Snapshot("1", "R1", files={"shout.py": product(1, 20), "tests/test_shout.py": test("same", "assert shout('a') == 'a'")})
     large = Snapshot("2", "R2", files={"shout.py": product(2, 20) + "\nLOUD = 1\n",
                                        "tests/test_shout.py": test("loud", "import shout as s\n    assert s.LOUD == 1")})  # fmt: skip
-    small = Snapshot("3", "R3", files={"shout.py": product(2, 20).replace("return text\n", "return text.upper()\n") + "\nLOUD = 1\n",
+    small = Snapshot("3", "R3", "Shout in upper case.", files={"shout.py": product(2, 20).replace("return text\n", "return text.upper()\n") + "\nLOUD = 1\n",
                                        "tests/test_shout.py": test("upper", "assert shout('a') == 'A'")})  # fmt: skip
     larger = Snapshot("4", "R4", files={"shout.py": product(4, 20) + "\nLOUD = 2\n",
                                         "tests/test_shout.py": test("louder", "import shout as s\n    assert s.LOUD == 2")})  # fmt: skip
@@ -945,7 +945,8 @@ def test_a_test_that_reads_how_the_product_used_a_test_double_is_left_out(tmp_pa
 
     product = "import contextlib\n\n\ndef cached(f):\n    return f\n\n\ndef shout(text, lock=contextlib.nullcontext()):\n"
     seed = Snapshot("1", "R1", files={"shout.py": product + "    return text\n", "tests/test_shout.py": "def test_none():\n    pass\n"})
-    step = Snapshot("2", "R2", files={"shout.py": product + "    with lock:\n        return text.upper()\n",
+    step = Snapshot("2", "R2", "Shout loud, under a lock; the product is used.", files={
+        "shout.py": product + "    with lock:\n        return text.upper()\n",
                                       "tests/test_shout.py": tests})  # fmt: skip
     result = mine([seed, step], tmp_path / "doubles", runs=1)
     kept = result.steps[0]

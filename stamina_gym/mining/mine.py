@@ -285,6 +285,10 @@ class Step:
     pin_broken: list[str] = field(default_factory=list)
     """A corpus build's pinned tests of this step that did not fail before it and pass after
     (or are no longer collected): the manifest and this build disagree."""
+    untold: list[str] = field(default_factory=list)
+    """Tests that the turn's prompt does not tell: its notes (with the names and signatures
+    it gives) do not name them and it shows none of their checks (tabulate's "Bug fixes."
+    over a dozen fixes, each pinned by its exact table). Left out."""
     passes_earlier: list[str] = field(default_factory=list)
     """Tests that fail just before the step but pass on the seed or on an earlier kept
     state (broken by a step between, fixed by this one): an agent that did nothing would
@@ -537,6 +541,17 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
             step.tests = [tid for tid in fail_to_pass if tid not in unchanged] or fail_to_pass
         step.import_only = [tid for tid in fail_to_pass if tid not in step.tests]
         step.retires = [tid for tid in keep_earlier if earlier_after[tid].status != "passed"]
+        # A test the step did not change asks only for the names it imports, which the
+        # prompt gives (the interface check): its turn's notes need not name it.
+        if step.tests and not set(step.tests) <= unchanged:
+            told = _told(trees, snapshots, state, index, [tid for tid in step.tests if tid not in unchanged])
+            step.untold = [tid for tid in step.tests if tid not in told and tid not in unchanged]
+            step.tests = [tid for tid in step.tests if tid in told or tid in unchanged]
+            if not told:
+                step.reason = (f"its notes name none of its {len(step.untold)} test(s), and a prompt could show their "
+                               "checks only by showing every one")  # fmt: skip
+                step.cause = "untold"
+                return step
         if not step.tests:
             step.reason = _no_tests_reason(step, ids, unchanged)
             # A new or changed test that does not run at the step is why it has no test; an
@@ -561,6 +576,22 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
             shutil.rmtree(folder, ignore_errors=True)
 
 
+def _told(trees, snapshots: Sequence[Snapshot], previous: int, index: int, tests: Sequence[str]) -> list[str]:
+    """Those of ``tests`` (ids under the task's turns folder) that the turn's prompt tells:
+    its notes name them, or it shows one of their checks (``_Shown.told``). The others are
+    left out, and what the prompt shows is read again from those left (shown checks are
+    never all a turn's tests hold), until it tells every one: a turn whose notes name none
+    of its tests and whose every check is a single one ends with none."""
+    kept = list(tests)
+    while kept:
+        shown = _shown(trees, snapshots, previous, index, [tid.split("/", 1)[1] for tid in kept])
+        told = [tid for tid in kept if shown.told(tid.split("/", 1)[1])]
+        if told == kept:
+            break
+        kept = told
+    return kept
+
+
 def _no_tests_reason(step: Step, ids: list[str], unchanged: set[str]) -> str:
     parts = []
     if step.not_running:
@@ -577,7 +608,7 @@ def _no_tests_reason(step: Step, ids: list[str], unchanged: set[str]) -> str:
 #: The causes a dropped step is classified by.
 CAUSES = ("missing-test-dependency", "import-root", "collection-error", "failing-assertion", "failing-test", "timeout",
           "skipped", "flaky", "passes-earlier", "no-fail-to-pass", "no-tests", "unreadable", "voided", "not-pinned",
-          "too-large")  # fmt: skip
+          "too-large", "untold")  # fmt: skip
 _NO_MODULE = re.compile(r"No module named '([\w.]+)'")
 
 
@@ -999,10 +1030,10 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         spec = yaml.safe_load((folder / "turn.yaml").read_text(encoding="utf-8"))
         before, after = trees[previous][0], trees[index][0]
         changed = sorted(rel for rel in {*before, *after} if before.get(rel) != after.get(rel))
-        text = f"{snapshot.title}\n{snapshot.message}"
-        public_before, public_after = _public_definitions(before), _public_definitions(after)  # each tree parsed once
-        added = [name for name in public_after if name not in public_before]
-        kind = kind_of(text, added)
+        shown = _shown(trees, snapshots, previous, index, [tid.split("/", 1)[1] for tid in tests])
+        signatures, rewritten, described, added = shown.signatures, shown.rewritten, shown.described, shown.added
+        calls, warned, whole = shown.calls, shown.warned, shown.whole
+        kind = kind_of(f"{snapshot.title}\n{snapshot.message}", added)
         spec.update(kind=kind, paths=changed, context_files=[rel for rel in changed if rel in before][:10])
         sequence = sequence_of(kind, changed, history)
         if sequence:
@@ -1012,24 +1043,7 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         task = load_task_dir(out)
         turn = next(t for t in task.turns if t.id == turn_id)
         missing = [use for use, where in interfaces.contract(task, turn, trees[index][0], {}) if where is None]
-        # The steps between the last kept turn and this one fold into its patch: their notes too.
-        folded = [snapshots[i] for i in range(previous + 1, index) if snapshots[i].message.strip()]
-        test_texts = [path.read_text(encoding="utf-8", errors="replace") for path in sorted((folder / "tests").rglob("*.py"))]
-        signatures = changed_signatures(before, after, test_texts)
-        rewritten = changed_public_functions(public_before, public_after)
-        notes = "".join(step.message.strip() for step in [*folded, snapshot])
-        described = docstrings([*added, *rewritten], public_after) if len(notes) < THIN_NOTES else []
-        sources, ids = _TestSources(trees[index][1]), [tid.split("/", 1)[1] for tid in tests]
-        # calls of what the step adds or changes; else of any public function (a fix inside
-        # a private helper shows through the public call the tests make: parse.parse(...))
-        # Where the notes are thin ("Bug fixes."), more is shown, first from the tests whose
-        # names the notes never mention (tabulate 0.7.3's numeric column headers).
-        thin = len(notes) < THIN_NOTES
-        ids = untold_first(ids, notes)
-        calls = (examples(sources, ids, [*added, *rewritten, *(s.split("(", 1)[0] for s in signatures)], limit=5 if thin else 3)
-                 or examples(sources, ids, list(public_after), limit=5 if thin else 3))  # fmt: skip
-        warned = warning_examples(sources, ids)
-        whole = scenarios(sources, ids, limit=4 if thin else 2)
+        folded = _folded(snapshots, previous, index)
         # exact wording the tests compare (an error's or a warning's message, printed output)
         # that no prompt so far, the seed or the support code gives, shown word for word; the
         # examples are left out of that reading: `from ct.cache import Cache` in an example
@@ -1046,6 +1060,63 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
             spec["prompts"] = [prompt + line for prompt in spec["prompts"]]
         (folder / "turn.yaml").write_text(REVIEW_NOTE + _dump(spec), encoding="utf-8")
         previous = index
+
+
+def _folded(snapshots: Sequence[Snapshot], previous: int, index: int) -> list[Snapshot]:
+    """The steps between the last kept turn and this one, which fold into its patch: their
+    notes fold into its prompt too."""
+    return [snapshots[i] for i in range(previous + 1, index) if snapshots[i].message.strip()]
+
+
+@dataclass
+class _Shown:
+    """What a turn's prompt tells beyond its notes, and which of its tests a shown check is from."""
+
+    notes: str
+    """The titles and changelog entries or messages of the step and of the steps folded into it."""
+    added: list[str]
+    rewritten: list[str]
+    signatures: list[str]
+    described: list[str]
+    calls: list[str]
+    warned: list[str]
+    whole: list[str]
+    tests: set[str]
+    """The tests (ids under the tests folder) one of whose checks the prompt shows."""
+
+    def told(self, tid: str) -> bool:
+        """Whether the prompt tells what ``tid`` checks: its notes (or the names and
+        signatures it gives) name it, or it shows one of its checks."""
+        return tid in self.tests or named_by(tid, " ".join([self.notes, *self.added, *self.rewritten, *self.signatures]))
+
+
+def _shown(trees, snapshots: Sequence[Snapshot], previous: int, index: int, tests: Sequence[str]) -> _Shown:
+    """What the prompt of the turn from snapshot ``previous`` to ``index`` shows of its
+    ``tests`` (ids under the tests folder): the step's public names, signatures and, where
+    the notes are thin, docstrings; example calls, warnings and checks shown whole."""
+    snapshot = snapshots[index]
+    before, after = trees[previous][0], trees[index][0]
+    public_before, public_after = _public_definitions(before), _public_definitions(after)  # each tree parsed once
+    added = [name for name in public_after if name not in public_before]
+    test_texts = [text for rel, text in sorted(trees[index][1].items()) if rel.endswith(".py")]
+    signatures = changed_signatures(before, after, test_texts)
+    rewritten = changed_public_functions(public_before, public_after)
+    steps = [*_folded(snapshots, previous, index), snapshot]
+    notes = "".join(step.message.strip() for step in steps)
+    thin = len(notes) < THIN_NOTES
+    described = docstrings([*added, *rewritten], public_after) if thin else []
+    sources = _TestSources(trees[index][1])
+    # calls of what the step adds or changes; else of any public function (a fix inside
+    # a private helper shows through the public call the tests make: parse.parse(...))
+    # Where the notes are thin ("Bug fixes."), more is shown, first from the tests whose
+    # names the notes never mention (tabulate 0.7.3's numeric column headers).
+    ids = untold_first(tests, notes)
+    origins: dict[str, str] = {}
+    calls = (examples(sources, ids, [*added, *rewritten, *(s.split("(", 1)[0] for s in signatures)], 5 if thin else 3, origins=origins)
+             or examples(sources, ids, list(public_after), 5 if thin else 3, origins=origins))  # fmt: skip
+    warned = warning_examples(sources, ids, origins=origins)
+    whole = scenarios(sources, ids, limit=4 if thin else 2, origins=origins)
+    return _Shown("\n".join([*(step.title for step in steps), notes]), added, rewritten, signatures, described, calls, warned, whole, set(origins.values()))
 
 
 def changed_signatures(before: Mapping[str, str], after: Mapping[str, str], tests: Sequence[str] = (), limit: int = 12) -> list[str]:
@@ -1175,7 +1246,8 @@ def docstrings(names: Sequence[str], new: Mapping[str, str], limit: int = 8, wid
     return found
 
 
-def examples(sources: "_TestSources", tests: Sequence[str], names: Sequence[str], limit: int = 3, width: int = 160) -> list[str]:
+def examples(sources: "_TestSources", tests: Sequence[str], names: Sequence[str], limit: int = 3, width: int = 160,
+             origins: dict[str, str] | None = None) -> list[str]:  # fmt: skip
     """Example calls with their results, taken from the turn's own ``tests`` (ids under
     the tests folder): ``f(args)[0].microsecond == value`` where ``f`` is one of ``names``
     (what the step adds or rewrites, by its last part), the arguments are literals and the
@@ -1183,15 +1255,19 @@ def examples(sources: "_TestSources", tests: Sequence[str], names: Sequence[str]
     to a name first (``r = f(...)``, then ``assert r[0] == 1``) is read through the name.
     One of each shape (the line with its calls' arguments left out) first, in rounds over
     the tests (one per test, then the next), then the others in that order, and never every
-    example the tests hold (shown examples stay graded, and are never the only checks)."""
+    example the tests hold (shown examples stay graded, and are never the only checks).
+    ``origins``, where given, gets each shown line -> the test it is from (the first that holds it)."""
     wanted = {name.rsplit(".", 1)[-1] for name in names}
     found: list[list[str]] = []
+    holders: dict[str, str] = {}
     for tid in tests:
         rel = tid.split("::", 1)[0]
         tree = sources.test_tree(tid)
         lines = [line for line in dict.fromkeys(_example_lines(tree, wanted, sources.own_names(rel))) if len(line) <= width]
         if lines:
             found.append(lines)
+            for line in lines:
+                holders.setdefault(line, tid)
     every = sum(len(lines) for lines in found)
     rounds = list(dict.fromkeys(lines[depth] for depth in range(max(map(len, found), default=0)) for lines in found
                                 if depth < len(lines)))  # fmt: skip
@@ -1201,7 +1277,10 @@ def examples(sources: "_TestSources", tests: Sequence[str], names: Sequence[str]
     for line in rounds:
         shapes.setdefault(_shape(line), line)
     first = list(shapes.values())
-    return [*first, *(line for line in rounds if line not in first)][: min(limit, every - 1)]
+    shown = [*first, *(line for line in rounds if line not in first)][: min(limit, every - 1)]
+    if origins is not None:
+        origins.update((line, holders[line]) for line in shown)
+    return shown
 
 
 def _shape(line: str) -> str:
@@ -1337,20 +1416,36 @@ def _value(node: ast.expr) -> bool:
             and all(_literal(arg) for arg in [*node.args, *(k.value for k in node.keywords)]))  # fmt: skip
 
 
+#: Words of a test's name that say nothing of what it checks.
+_SAYS_NOTHING = frozenset({"test", "tests", "with", "without", "that", "when", "works", "work", "should", "does", "from",
+                           "into", "have", "return", "returns", "check", "checks", "case", "cases", "correct", "correctly",
+                           "properly", "issue", "regression", "this", "then", "than", "also", "only", "each", "some"})  # fmt: skip
+
+
+def named_by(tid: str, text: str) -> bool:
+    """Whether ``text`` (a turn's notes) names what the test ``tid`` checks: at least half
+    of its name's words of four letters or more (``test_list_of_dicts_firstrow``: list,
+    dicts, firstrow) appear in it, a word matching one that starts with it or shares its
+    first five letters (dicts, dict; escaping, escape). A name with no such word says
+    nothing, and is named by nothing."""
+    said = set(re.findall(r"[a-z0-9]{4,}", text.lower()))
+    name = re.sub(r"^test_?", "", tid.rsplit("::", 1)[-1].split("[", 1)[0].lower())
+    words = [word for word in re.findall(r"[a-z0-9]{4,}", name.replace("_", " ")) if word not in _SAYS_NOTHING]
+
+    def found(word: str) -> bool:
+        return word in said or any(w.startswith(word) or word.startswith(w) or w[:5] == word[:5] for w in said if len(w) >= 4)
+
+    return bool(words) and 2 * sum(map(found, words)) >= len(words)
+
+
 def untold_first(tests: Sequence[str], notes: str) -> list[str]:
-    """``tests`` with those whose names share no word of four letters or more with the
-    ``notes`` first, each group in its order: what the notes do not say is what an example
-    must show."""
-    words = set(re.findall(r"[a-z0-9]{4,}", notes.lower()))
-
-    def told(tid: str) -> bool:
-        name = re.sub(r"^test_?", "", tid.rsplit("::", 1)[-1].split("[", 1)[0].lower())
-        return bool(set(re.findall(r"[a-z0-9]{4,}", name.replace("_", " "))) & words)
-
-    return sorted(tests, key=told)
+    """``tests`` with those the ``notes`` do not name (``named_by``) first, each group in
+    its order: what the notes do not say is what an example must show."""
+    return sorted(tests, key=lambda tid: named_by(tid, notes))
 
 
-def scenarios(sources: "_TestSources", tests: Sequence[str], limit: int = 2, statements: int = 8, width: int = 600) -> list[str]:
+def scenarios(sources: "_TestSources", tests: Sequence[str], limit: int = 2, statements: int = 8, width: int = 600,
+              origins: dict[str, str] | None = None) -> list[str]:  # fmt: skip
     """Short tests that no example can show, whole (their body, dedented): six 1.5.0 fixes
     "issues #19 and #41", which its tests check as a sequence of imports, not as a call
     with its result. Only tests from which ``examples`` draws nothing and ``warning_examples``
@@ -1385,6 +1480,8 @@ def scenarios(sources: "_TestSources", tests: Sequence[str], limit: int = 2, sta
         snippet = textwrap.dedent("\n".join(text.splitlines()[first - 1 : function.end_lineno])).strip()
         if len(snippet) <= width and snippet not in shown:
             shown.append(snippet)
+            if origins is not None:
+                origins[snippet] = tid
     return shown
 
 
@@ -1392,7 +1489,8 @@ def scenarios(sources: "_TestSources", tests: Sequence[str], limit: int = 2, sta
 _WARNS = ("warns", "assertWarns", "assertWarnsRegex", "deprecated_call", "catch_warnings")
 
 
-def warning_examples(sources: "_TestSources", tests: Sequence[str], limit: int = 3, width: int = 120) -> list[str]:
+def warning_examples(sources: "_TestSources", tests: Sequence[str], limit: int = 3, width: int = 120,
+                     origins: dict[str, str] | None = None) -> list[str]:  # fmt: skip
     """What the turn's ``tests`` expect to warn, taken from them: ``from pkg.cache import
     Cache`` warns ``DeprecationWarning``. The trigger is the first statement of a
     ``pytest.warns(C)``, ``assertWarns(C)`` or ``warnings.catch_warnings(record=True)``
@@ -1409,6 +1507,8 @@ def warning_examples(sources: "_TestSources", tests: Sequence[str], limit: int =
             line = f"`{trigger}` warns `{category or compared}`" if (category or compared) else ""
             if line and line not in shown and len(line) <= width:
                 shown.append(line)
+                if origins is not None:
+                    origins[line] = tid
                 break
     return shown
 
