@@ -984,3 +984,43 @@ def test_a_merges_title_is_its_pull_requests_and_its_message_lists_what_it_merge
     snapshots = git_snapshots(tmp_path, seed=seed)
     assert [(s.title, s.message) for s in snapshots[1:]] == [
         ("Count totals", "- Add total\n- Fix total for empty lists"), ("Merge branch 'means'", "- Add mean")]
+
+
+def test_a_name_is_named_by_notes_that_hold_half_its_words():
+    from stamina_gym.mining.mine import named_by
+
+    notes = "Release 0.7.3\nBug fixes. Python 3.4 support. Iterables of dicts. ``latex_booktabs`` format."
+    assert named_by("test_input.py::test_list_of_dicts", notes)  # dicts (and list, untold: one of two)
+    assert named_by("test_output.py::test_latex_booktabs[grid]", notes)
+    assert named_by("test_x.py::TestFormats::test_format_escaping", "Escape the format's special characters.")  # escap-, format
+    assert not named_by("test_input.py::test_list_of_dicts_firstrow", notes)  # dicts of list, dicts, firstrow
+    assert not named_by("test_regression.py::test_latex_escape_special_chars", notes)  # latex of four
+    assert not named_by("test_regression.py::test_issue_42", notes)  # a name that says nothing
+
+
+def test_a_test_the_prompt_does_not_tell_is_left_out_and_a_turn_of_none_is_dropped(tmp_path):
+    """Fails where every fail-to-pass test counted: tabulate's "Bug fixes." over a dozen
+    fixes, each pinned by its exact table, which the audit scored 3 as never stated. A
+    test counts when the notes name it or the prompt shows one of its checks; a step whose
+    notes name none of its tests and whose only check would be shown whole is dropped."""
+    seed = Snapshot("1", "R1", files={"shout.py": "def shout(text):\n    return text\n",
+                                      "tests/test_shout.py": "from shout import shout\n\n\ndef test_none():\n    pass\n"})  # fmt: skip
+    tests = ("from shout import shout\n\n\nclass Box:\n    text = ' a '\n\n\n"
+             "def test_upper_case():\n    assert shout('a') == 'A'\n    assert shout('b') == 'B'\n\n\n"  # one check shown
+             "def test_whitespace_is_stripped():\n    text = ' a '\n    text += ' '\n    assert shout(text) == 'A'\n\n\n"  # named
+             "def test_a_boxed_text_is_trimmed():\n    assert shout(Box.text) == 'A'\n")  # neither: left out
+    fixes = Snapshot("2", "R2", "Bug fixes. Whitespace is stripped.", files={
+        "shout.py": "def shout(text):\n    return text.strip().upper()\n", "tests/test_shout.py": tests})  # fmt: skip
+    collapse = Snapshot("3", "R3", "Bug fixes.", files={
+        "shout.py": "def shout(text):\n    return ' '.join(text.split()).upper()\n",
+        "tests/test_shout.py": tests + "\n\ndef test_inner_runs_collapse():\n    assert shout('a  b') == 'A B'\n"})  # fmt: skip
+    result = mine([seed, fixes, collapse], tmp_path / "told", runs=1)
+    kept, dropped = result.steps
+    assert [tid.split("::")[-1] for tid in kept.tests] == ["test_upper_case", "test_whitespace_is_stripped"], kept
+    assert [tid.split("::")[-1] for tid in kept.untold] == ["test_a_boxed_text_is_trimmed"]
+    assert (dropped.status, dropped.cause) == ("dropped", "untold"), dropped
+    assert "name none of its" in dropped.reason
+    report = yaml.safe_load((tmp_path / "told" / "mining.yaml").read_text(encoding="utf-8"))
+    assert report["steps"][0]["untold"] == kept.untold
+    prompt = load_task_dir(result.task).turns[0].spec.prompts[0]
+    assert "shout('a') == 'A'" in prompt and "boxed" not in prompt
