@@ -137,13 +137,13 @@ def _history(root: Path) -> list[str]:
     return [
         commit("Cart with a total", {"shop/__init__.py": "", "shop/cart.py": CART, "shop/rates.py": RATES, "tests/__init__.py": CONTRACT,
                                      "tests/test_cart.py": CART_TESTS, "README.md": "A shop.\n"}),
-        commit("Add discounts\n\nA cart takes a discount in percent.", {"shop/cart.py": DISCOUNTED, "tests/test_discount.py": DISCOUNT_TESTS}),
+        commit("Add discounts\n\nA cart takes a discount in percent; no discount keeps the price.", {"shop/cart.py": DISCOUNTED, "tests/test_discount.py": DISCOUNT_TESTS}),
         commit("Document the cart", {"shop/cart.py": '"""The cart."""\n' + DISCOUNTED}),
         commit("Rename the cart module to basket", {
             "shop/cart.py": None, "shop/basket.py": '"""The cart."""\n' + DISCOUNTED,
             "tests/test_cart.py": CART_TESTS.replace("shop.cart", "shop.basket"),
             "tests/test_discount.py": DISCOUNT_TESTS.replace("shop.cart", "shop.basket")}),
-        commit("Cap discounts at 50 percent", {
+        commit("Cap discounts at 50 percent\n\nA discount is capped at 50 percent.", {
             "shop/basket.py": '"""The cart."""\n' + DISCOUNTED.replace("self.percent = percent", "self.percent = min(percent, 50)"),
             "tests/test_discount.py": DISCOUNT_TESTS.replace("shop.cart", "shop.basket").replace(
                 "def test_discount_80():", "def test_discount_is_capped():").replace("== 2", "== 5")}),
@@ -210,7 +210,7 @@ def test_the_mined_task_is_valid_and_its_prompts_name_what_the_tests_use(mined):
     feature = task.turns[0]
     assert feature.spec.kind == "feature" and feature.spec.paths == ("shop/cart.py",)
     assert all("`discount`" in prompt for prompt in feature.spec.prompts)
-    assert "This adds `Cart.discount`." in feature.spec.prompts[0] and "A cart takes a discount in percent." in feature.spec.prompts[0]
+    assert "This adds `Cart.discount`." in feature.spec.prompts[0] and "A cart takes a discount in percent; no discount keeps the price." in feature.spec.prompts[0]
     assert "discount 80; no discount keeps the price" in feature.spec.prompts[1]  # what the tests check, from their names
     assert task.turns[3].spec.kind == "bugfix" and task.turns[1].spec.kind == "refactor"
     # the rename refactors the feature's module; the fix mends what features built
@@ -893,9 +893,9 @@ def test_what_thin_notes_never_mention_is_shown_first():
     tests = ["test_input.py::test_list_of_dicts", "test_regression.py::test_numeric_column_headers",
              "test_output.py::test_latex_booktabs[1]", "test_output.py::test_no_data", "test_x.py::TestTables::test_dicts_firstrow"]
     notes = "Bug fixes. Python 3.4 support. Iterables of dicts. ``latex_booktabs`` format. Tests."
-    assert untold_first(tests, notes) == ["test_regression.py::test_numeric_column_headers", "test_output.py::test_no_data",
-                                          "test_input.py::test_list_of_dicts", "test_output.py::test_latex_booktabs[1]",
-                                          "test_x.py::TestTables::test_dicts_firstrow"]  # fmt: skip
+    assert untold_first(tests, notes) == ["test_input.py::test_list_of_dicts", "test_regression.py::test_numeric_column_headers",
+                                          "test_output.py::test_no_data", "test_x.py::TestTables::test_dicts_firstrow",
+                                          "test_output.py::test_latex_booktabs[1]"]  # fmt: skip
 
 
 def test_an_identity_check_with_an_argument_is_an_example():
@@ -945,7 +945,7 @@ def test_a_test_that_reads_how_the_product_used_a_test_double_is_left_out(tmp_pa
 
     product = "import contextlib\n\n\ndef cached(f):\n    return f\n\n\ndef shout(text, lock=contextlib.nullcontext()):\n"
     seed = Snapshot("1", "R1", files={"shout.py": product + "    return text\n", "tests/test_shout.py": "def test_none():\n    pass\n"})
-    step = Snapshot("2", "R2", "Shout loud, under a lock; the product is used.", files={
+    step = Snapshot("2", "R2", "Shout loud under a lock, which the product uses.", files={
         "shout.py": product + "    with lock:\n        return text.upper()\n",
                                       "tests/test_shout.py": tests})  # fmt: skip
     result = mine([seed, step], tmp_path / "doubles", runs=1)
@@ -990,11 +990,13 @@ def test_a_name_is_named_by_notes_that_hold_half_its_words():
     from stamina_gym.mining.mine import named_by
 
     notes = "Release 0.7.3\nBug fixes. Python 3.4 support. Iterables of dicts. ``latex_booktabs`` format."
-    assert named_by("test_input.py::test_list_of_dicts", notes)  # dicts (and list, untold: one of two)
     assert named_by("test_output.py::test_latex_booktabs[grid]", notes)
-    assert named_by("test_x.py::TestFormats::test_format_escaping", "Escape the format's special characters.")  # escap-, format
+    assert named_by("test_x.py::TestFormats::test_format_escaping", "Escape the format's special characters.")  # escap(e), format
+    assert named_by("test_x.py::test_dicts_keys", "Keys of dicts.")
+    assert not named_by("test_input.py::test_list_of_dicts", notes)  # dicts, one of two
     assert not named_by("test_input.py::test_list_of_dicts_firstrow", notes)  # dicts of list, dicts, firstrow
     assert not named_by("test_regression.py::test_latex_escape_special_chars", notes)  # latex of four
+    assert not named_by("test_output.py::test_grid_headerless", "Grid tables with headers.")  # headers is not headerless
     assert not named_by("test_regression.py::test_issue_42", notes)  # a name that says nothing
 
 

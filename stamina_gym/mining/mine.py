@@ -1423,19 +1423,28 @@ _SAYS_NOTHING = frozenset({"test", "tests", "with", "without", "that", "when", "
 
 
 def named_by(tid: str, text: str) -> bool:
-    """Whether ``text`` (a turn's notes) names what the test ``tid`` checks: at least half
-    of its name's words of four letters or more (``test_list_of_dicts_firstrow``: list,
-    dicts, firstrow) appear in it, a word matching one that starts with it or shares its
-    first five letters (dicts, dict; escaping, escape). A name with no such word says
-    nothing, and is named by nothing."""
-    said = set(re.findall(r"[a-z0-9]{4,}", text.lower()))
+    """Whether ``text`` (a turn's notes) names what the test ``tid`` checks: more than half
+    of its name's words of four letters or more appear in it (``test_latex_booktabs``:
+    both; ``test_list_of_dicts_firstrow``: dicts of three). Words match by their stems
+    (``_stem``: dicts, dict; escaping, escape), not by a shared start (headers is not
+    headerless). A name with no such word says nothing, and is named by nothing."""
+    said = {_stem(word) for word in re.findall(r"[a-z0-9]{4,}", text.lower())}
     name = re.sub(r"^test_?", "", tid.rsplit("::", 1)[-1].split("[", 1)[0].lower())
-    words = [word for word in re.findall(r"[a-z0-9]{4,}", name.replace("_", " ")) if word not in _SAYS_NOTHING]
+    words = [_stem(word) for word in re.findall(r"[a-z0-9]{4,}", name.replace("_", " ")) if word not in _SAYS_NOTHING]
 
-    def found(word: str) -> bool:
-        return word in said or any(w.startswith(word) or word.startswith(w) or w[:5] == word[:5] for w in said if len(w) >= 4)
+    def found(stem: str) -> bool:
+        return any(stem == w or (abs(len(stem) - len(w)) <= 1 and (stem.startswith(w) or w.startswith(stem))) for w in said)
 
-    return bool(words) and 2 * sum(map(found, words)) >= len(words)
+    return bool(words) and 2 * sum(map(found, words)) > len(words)
+
+
+def _stem(word: str) -> str:
+    """``word`` without a plural's or a verb form's ending, where four letters are left:
+    escaping -> escap, escape -> escape (then matched as one letter apart), dicts -> dict."""
+    for suffix in ("ing", "es", "ed", "s"):
+        if word.endswith(suffix) and not word.endswith("ss") and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
 
 
 def untold_first(tests: Sequence[str], notes: str) -> list[str]:
