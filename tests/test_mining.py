@@ -489,10 +489,10 @@ def test_a_test_that_passes_on_the_seed_is_no_turns_test(tmp_path):
     test = "from shout import shout, whisper\n\n\ndef test_shout():\n    assert shout('a') == 'A'\n"
     seed = Snapshot("1", "R1", files={"shout.py": "def shout(text):\n    return text.upper()\n\n\ndef whisper(text):\n    return text\n",
                                       "tests/test_base.py": "def test_nothing_yet():\n    pass\n"})  # fmt: skip
-    breaks_it = Snapshot("2", "R2", files={
+    breaks_it = Snapshot("2", "R2", "Whisper in lower case.", files={
         "shout.py": "def shout(text):\n    return text\n\n\ndef whisper(text):\n    return text.lower()\n",
         "tests/test_base.py": "from shout import whisper\n\n\ndef test_whisper():\n    assert whisper('A') == 'a'\n"})  # fmt: skip
-    fixes_it = Snapshot("3", "R3", files={
+    fixes_it = Snapshot("3", "R3", "Whisper trails off; shout again.", files={
         "shout.py": "def shout(text):\n    return text.upper()\n\n\ndef whisper(text):\n    return text.lower() + '...'\n",
         "tests/test_base.py": "from shout import whisper\n\n\ndef test_whisper():\n    assert whisper('A') == 'a...'\n",
         "tests/test_shout.py": test})  # fmt: skip
@@ -1026,3 +1026,17 @@ def test_a_test_the_prompt_does_not_tell_is_left_out_and_a_turn_of_none_is_dropp
     assert report["steps"][0]["untold"] == kept.untold
     prompt = load_task_dir(result.task).turns[0].spec.prompts[0]
     assert "shout('a') == 'A'" in prompt and "boxed" not in prompt
+
+
+def test_a_short_option_the_tests_pass_and_nothing_spells_is_named():
+    """Fails where only the interface check's long options were named: tabulate 0.7.5's
+    notes give ``--float`` and its test runs the script with ``-F`` too, which the audit
+    scored 2 as never stated. An option the product already spells is no news."""
+    from stamina_gym.mining.mine import _TestSources, short_options
+
+    tests = ("def test_float_option():\n    for option in ['-F', '--float']:\n        run(['python', 'tab.py', option, '.1e', '-f', 'grid'])\n\n\n"
+             "def test_module():\n    run(['python', '-m', 'tab', '-x'])\n")  # fmt: skip
+    sources = _TestSources({"test_cli.py": tests})
+    before = {"tab.py": 'USAGE = "-f FMT, --format FMT"\n'}
+    assert short_options(sources, ["test_cli.py::test_float_option"], before, "``--float`` option.") == ["-F"]
+    assert short_options(sources, ["test_cli.py::test_module"], before, "A -x switch.") == []  # -m is Python's; the notes spell -x

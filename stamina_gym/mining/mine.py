@@ -1048,13 +1048,15 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         # that no prompt so far, the seed or the support code gives, shown word for word; the
         # examples are left out of that reading: `from ct.cache import Cache` in an example
         # does not say that a warning's message names `ct.cache`
-        spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures, rewritten, described)
+        options = short_options(_TestSources(trees[index][1]), [tid.split("/", 1)[1] for tid in tests], before, shown.notes)
+        spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures, rewritten, described,
+                                   options=options)  # fmt: skip
         (folder / "turn.yaml").write_text(REVIEW_NOTE + _dump(spec), encoding="utf-8")
         task = load_task_dir(out)
         untold = exact_text.check_turn(task, next(t for t in task.turns if t.id == turn_id), {})
         wording = list(dict.fromkeys(piece.original for piece in untold))[:MAX_SHOWN_WORDING]
         spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures, rewritten, described, calls, warned,
-                                   whole)  # fmt: skip
+                                   whole, options)  # fmt: skip
         if wording:
             line = "\n\nWording the tests compare, exactly: " + "; ".join(f"`{text}`" for text in wording) + "."
             spec["prompts"] = [prompt + line for prompt in spec["prompts"]]
@@ -1085,9 +1087,11 @@ class _Shown:
     """The tests (ids under the tests folder) one of whose checks the prompt shows."""
 
     def told(self, tid: str) -> bool:
-        """Whether the prompt tells what ``tid`` checks: its notes (or the names and
-        signatures it gives) name it, or it shows one of its checks."""
-        return tid in self.tests or named_by(tid, " ".join([self.notes, *self.added, *self.rewritten, *self.signatures]))
+        """Whether the prompt tells what ``tid`` checks: its notes name it, or it shows one
+        of its checks. A name or signature the prompt gives is not what the function does:
+        tabulate 0.8.10's ``_wrap_text_to_colwidths(..., numparses=True)`` named its test
+        ``test_wrap_text_to_numbers``, whose per-column rules no note states."""
+        return tid in self.tests or named_by(tid, self.notes)
 
 
 def _shown(trees, snapshots: Sequence[Snapshot], previous: int, index: int, tests: Sequence[str]) -> _Shown:
@@ -1600,6 +1604,22 @@ def _literal(node: ast.expr) -> bool:
     return True
 
 
+def short_options(sources: "_TestSources", tests: Sequence[str], before: Mapping[str, str], notes: str) -> list[str]:
+    """The short command-line options (``-F``) the ``tests`` pass that neither the product
+    ``before`` the step nor its ``notes`` spell: tabulate 0.7.5's notes give ``--float``,
+    and its test runs the script with ``-F`` as well. The interface check names long
+    options only; a short one no prompt names is a guess."""
+    spelt = "\n".join([notes, *before.values()])
+    found: list[str] = []
+    for tid in tests:
+        for node in ast.walk(sources.test_tree(tid)):
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str) and re.fullmatch(r"-[A-Za-z]", node.value)
+                    and node.value not in ("-m", "-c") and node.value not in found
+                    and not re.search(rf"(?<![\w-]){re.escape(node.value)}(?![\w-])", spelt)):  # fmt: skip
+                found.append(node.value)
+    return found
+
+
 def _behaviours(tests: Sequence[str]) -> list[str]:
     """What the turn's tests check, in words taken from their names
     (``TestParse::test_width_str`` -> ``width str``)."""
@@ -1615,15 +1635,16 @@ def _behaviours(tests: Sequence[str]) -> list[str]:
 def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfaces.Use], added: Sequence[str],
              tests: Sequence[str], folded: Sequence[Snapshot] = (), signatures: Sequence[str] = (),
              rewritten: Sequence[str] = (), described: Sequence[str] = (), calls: Sequence[str] = (),
-             warned: Sequence[str] = (), whole: Sequence[str] = ()) -> list[str]:  # fmt: skip
+             warned: Sequence[str] = (), whole: Sequence[str] = (), options: Sequence[str] = ()) -> list[str]:  # fmt: skip
     """Two drafts of the turn's request: the message or changelog entry (those of the
     ``folded`` steps before it first, each under its title), the public names the step
     adds, the existing public functions it ``rewritten``, the ``signatures`` it adds or
     changes, what their docstrings say where the notes are thin (``described``), example
     ``calls`` with their results, what its tests expect to ``warned``, short checks shown
     ``whole`` where no example shows them, what its tests check (from their names), the
-    files (Python first), and every name the tests use that the agent was not yet told."""
-    names = ", ".join(dict.fromkeys(_spelt(use) for use in missing))
+    files (Python first), and every name the tests use that the agent was not yet told, with
+    the short command-line ``options`` they pass."""
+    names = ", ".join(dict.fromkeys([*(_spelt(use) for use in missing), *(f"`{option}`" for option in options)]))
     body = "\n\n".join([*(f"{step.title}:\n{step.message.strip()}" for step in folded),
                          *([f"{snapshot.title}:\n{snapshot.message.strip()}" if folded else snapshot.message.strip()]
                            if snapshot.message.strip() else [])])  # fmt: skip
