@@ -1040,3 +1040,17 @@ def test_a_short_option_the_tests_pass_and_nothing_spells_is_named():
     before = {"tab.py": 'USAGE = "-f FMT, --format FMT"\n'}
     assert short_options(sources, ["test_cli.py::test_float_option"], before, "``--float`` option.") == ["-F"]
     assert short_options(sources, ["test_cli.py::test_module"], before, "A -x switch.") == []  # -m is Python's; the notes spell -x
+
+
+def test_a_check_shown_whole_carries_the_imports_it_reads_under_another_name():
+    """Fails where the check alone was shown: tabulate 0.8.10's prompt showed
+    ``OTW(width=30)`` and ``CTW(width=30)``, which the audit's reader found undefined
+    (the test module imports them as ``TextWrapper as OTW`` and ``_CustomTextWrap as CTW``)."""
+    from stamina_gym.mining.mine import _TestSources, scenarios
+
+    tests = ("from textwrap import TextWrapper as OTW\nfrom tab import _CustomTextWrap as CTW, tabulate\n\n\n"
+             "def test_wrap_like_the_library():\n    data = 'a b c'\n    assert CTW(width=3).wrap(data) == OTW(width=3).wrap(data)\n\n\n"
+             "def test_other():\n    assert tabulate([]) == ''\n")  # fmt: skip
+    shown = scenarios(_TestSources({"test_wrap.py": tests}), ["test_wrap.py::test_wrap_like_the_library", "test_wrap.py::test_other"])
+    assert shown[0] == ("from textwrap import TextWrapper as OTW\nfrom tab import _CustomTextWrap as CTW\n"
+                        "data = 'a b c'\nassert CTW(width=3).wrap(data) == OTW(width=3).wrap(data)")  # fmt: skip

@@ -1491,11 +1491,29 @@ def scenarios(sources: "_TestSources", tests: Sequence[str], limit: int = 2, sta
             continue
         first = min(node.lineno for node in [body[0], *getattr(body[0], "decorator_list", [])])
         snippet = textwrap.dedent("\n".join(text.splitlines()[first - 1 : function.end_lineno])).strip()
+        snippet = "\n".join([*_aliases_used(sources.files.get(rel, ""), function), snippet])
         if len(snippet) <= width and snippet not in shown:
             shown.append(snippet)
             if origins is not None:
                 origins[snippet] = tid
     return shown
+
+
+def _aliases_used(module: str, function: ast.AST) -> list[str]:
+    """The test module's imports under another name (``from textwrap import TextWrapper as
+    OTW``) of the names ``function`` reads, as lines: a check shown whole reads them."""
+    read = {node.id for node in ast.walk(function) if isinstance(node, ast.Name)}
+    try:
+        tree = pyast.parse(module)
+    except SyntaxError:
+        return []
+    lines = []
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [alias for alias in node.names if alias.asname and alias.asname in read]
+            if names:
+                lines.append(ast.unparse(type(node)(**{**vars(node), "names": names})))
+    return lines
 
 
 #: The calls whose ``with`` block (or whose call, for ``assertWarns(C, f, *args)``) expects a warning.
