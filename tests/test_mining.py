@@ -1054,3 +1054,26 @@ def test_a_check_shown_whole_carries_the_imports_it_reads_under_another_name():
     shown = scenarios(_TestSources({"test_wrap.py": tests}), ["test_wrap.py::test_wrap_like_the_library", "test_wrap.py::test_other"])
     assert shown[0] == ("from textwrap import TextWrapper as OTW\nfrom tab import _CustomTextWrap as CTW\n"
                         "data = 'a b c'\nassert CTW(width=3).wrap(data) == OTW(width=3).wrap(data)")  # fmt: skip
+
+
+def test_what_a_step_adds_to_the_documentation_is_in_its_prompt_and_names_its_tests(tmp_path):
+    """Fails where a prompt held the notes alone: tabulate's "Various bug fixes." over
+    options its README documents, value by value. The README's and docs pages' added lines
+    are shown (not the changelog's, nor lines the notes hold), and a test they name counts."""
+    from stamina_gym.mining.mine import doc_changes
+
+    before = {"README.rst": "Shout\n=====\n\nIt shouts.\n", "CHANGES": "1\n", "docs/api.rst": "shout(text)\n"}
+    after = {"README.rst": "Shout\n=====\n\nIt shouts.\n\nVarious bug fixes.\n\nA ``lock`` keeps two shouts apart.\n",
+             "CHANGES": "2\n\nVarious bug fixes.\n", "docs/api.rst": "shout(text, lock=None)\n", "docs/_build/x.txt": "built\n"}  # fmt: skip
+    assert doc_changes(before, after, "Various bug fixes.") == "A ``lock`` keeps two shouts apart.\n...\nshout(text, lock=None)"
+    assert doc_changes(before, after, limit=1) == "Various bug fixes.\n... (4 more lines)"
+
+    seed = Snapshot("1", "R1", files={"shout.py": "def shout(text):\n    return text\n", "README.rst": "Shout.\n",
+                                      "tests/test_shout.py": "def test_none():\n    pass\n"})  # fmt: skip
+    step = Snapshot("2", "R2", "Various bug fixes.", files={
+        "shout.py": "def shout(text):\n    return text.upper()\n", "README.rst": "Shout.\n\nShouting is in capitals.\n",
+        "tests/test_shout.py": "from shout import shout\n\n\ndef test_shouting_capitals():\n    assert shout('a') == 'A'\n"})  # fmt: skip
+    result = mine([seed, step], tmp_path / "documented", runs=1)
+    assert [len(s.tests) for s in result.steps] == [1], result.steps
+    prompts = load_task_dir(result.task).turns[0].spec.prompts
+    assert all("Shouting is in capitals." in prompt for prompt in prompts)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import difflib
 import re
 import shutil
 import subprocess
@@ -1050,13 +1051,13 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         # does not say that a warning's message names `ct.cache`
         options = short_options(_TestSources(trees[index][1]), [tid.split("/", 1)[1] for tid in tests], before, shown.notes)
         spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures, rewritten, described,
-                                   options=options)  # fmt: skip
+                                   options=options, docs=shown.docs)  # fmt: skip
         (folder / "turn.yaml").write_text(REVIEW_NOTE + _dump(spec), encoding="utf-8")
         task = load_task_dir(out)
         untold = exact_text.check_turn(task, next(t for t in task.turns if t.id == turn_id), {})
         wording = list(dict.fromkeys(piece.original for piece in untold))[:MAX_SHOWN_WORDING]
         spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures, rewritten, described, calls, warned,
-                                   whole, options)  # fmt: skip
+                                   whole, options, shown.docs)  # fmt: skip
         if wording:
             line = "\n\nWording the tests compare, exactly: " + "; ".join(f"`{text}`" for text in wording) + "."
             spec["prompts"] = [prompt + line for prompt in spec["prompts"]]
@@ -1080,6 +1081,8 @@ class _Shown:
     rewritten: list[str]
     signatures: list[str]
     described: list[str]
+    docs: str
+    """What the step adds to the project's documentation (``doc_changes``)."""
     calls: list[str]
     warned: list[str]
     whole: list[str]
@@ -1091,7 +1094,7 @@ class _Shown:
         of its checks. A name or signature the prompt gives is not what the function does:
         tabulate 0.8.10's ``_wrap_text_to_colwidths(..., numparses=True)`` named its test
         ``test_wrap_text_to_numbers``, whose per-column rules no note states."""
-        return tid in self.tests or named_by(tid, self.notes)
+        return tid in self.tests or named_by(tid, f"{self.notes}\n{self.docs}")
 
 
 def _shown(trees, snapshots: Sequence[Snapshot], previous: int, index: int, tests: Sequence[str]) -> _Shown:
@@ -1109,6 +1112,7 @@ def _shown(trees, snapshots: Sequence[Snapshot], previous: int, index: int, test
     notes = "".join(step.message.strip() for step in steps)
     thin = len(notes) < THIN_NOTES
     described = docstrings([*added, *rewritten], public_after) if thin else []
+    docs = doc_changes(snapshots[previous].files, snapshot.files, notes)
     sources = _TestSources(trees[index][1])
     # calls of what the step adds or changes; else of any public function (a fix inside
     # a private helper shows through the public call the tests make: parse.parse(...))
@@ -1120,7 +1124,47 @@ def _shown(trees, snapshots: Sequence[Snapshot], previous: int, index: int, test
              or examples(sources, ids, list(public_after), 5 if thin else 3, origins=origins))  # fmt: skip
     warned = warning_examples(sources, ids, origins=origins)
     whole = scenarios(sources, ids, limit=4 if thin else 2, origins=origins)
-    return _Shown("\n".join([*(step.title for step in steps), notes]), added, rewritten, signatures, described, calls, warned, whole, set(origins.values()))
+    return _Shown("\n".join([*(step.title for step in steps), notes]), added, rewritten, signatures, described, docs, calls,
+                  warned, whole, set(origins.values()))  # fmt: skip
+
+
+#: The project's documentation: its README and the files of its docs folder, but its changelog.
+_DOCS = re.compile(r"^(README[^/]*|(docs?|documentation)/[^_][^/]*(/[^/]+)*\.(rst|md|txt))$", re.IGNORECASE)
+_CHANGELOG_NAMES = re.compile(r"change|history|news|release|contribut|authors", re.IGNORECASE)
+
+
+def doc_changes(before: Mapping[str, str], after: Mapping[str, str], notes: str = "", limit: int = 150, width: int = 160) -> str:
+    """The lines a step adds to the project's documentation (``before`` and ``after`` are
+    its snapshots' files: the README first, then the docs folder's pages), hunk by hunk,
+    without those its ``notes`` already hold (tabulate's README carries its changelog) and
+    at most ``limit`` lines: what an engineer reads of a change besides its notes. tabulate
+    0.10.0's README documents the ``"global"`` and ``"same"`` alignments its notes only name
+    as options; parse's README is where a new format type says what it matches."""
+    said = {line.strip() for line in notes.splitlines() if line.strip()}
+    pages = sorted((rel for rel in after if _DOCS.match(rel) and not _CHANGELOG_NAMES.search(rel) and after[rel] != before.get(rel)),
+                   key=lambda rel: (not rel.upper().startswith("README"), rel))  # fmt: skip
+    hunks: list[list[str]] = []
+    for rel in pages:
+        hunk: list[str] = []
+        for line in difflib.unified_diff(before.get(rel, "").splitlines(), after[rel].splitlines(), n=0, lineterm=""):
+            if line.startswith("@@"):
+                if any(text.strip() for text in hunk):
+                    hunks.append(hunk)
+                hunk = []
+            elif line.startswith("+") and not line.startswith("+++") and line[1:].strip() not in said:
+                hunk.append(line[1:].rstrip()[:width])
+        if any(text.strip() for text in hunk):
+            hunks.append(hunk)
+    lines: list[str] = []
+    for hunk in hunks:
+        while not hunk[0].strip():
+            hunk.pop(0)
+        while not hunk[-1].strip():
+            hunk.pop()
+        lines += [*(["..."] if lines else []), *hunk]
+    if len(lines) > limit:
+        lines = [*lines[:limit], f"... ({len(lines) - limit} more lines)"]
+    return "\n".join(lines).strip("\n")
 
 
 def changed_signatures(before: Mapping[str, str], after: Mapping[str, str], tests: Sequence[str] = (), limit: int = 12) -> list[str]:
@@ -1653,7 +1697,7 @@ def _behaviours(tests: Sequence[str]) -> list[str]:
 def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfaces.Use], added: Sequence[str],
              tests: Sequence[str], folded: Sequence[Snapshot] = (), signatures: Sequence[str] = (),
              rewritten: Sequence[str] = (), described: Sequence[str] = (), calls: Sequence[str] = (),
-             warned: Sequence[str] = (), whole: Sequence[str] = (), options: Sequence[str] = ()) -> list[str]:  # fmt: skip
+             warned: Sequence[str] = (), whole: Sequence[str] = (), options: Sequence[str] = (), docs: str = "") -> list[str]:  # fmt: skip
     """Two drafts of the turn's request: the message or changelog entry (those of the
     ``folded`` steps before it first, each under its title), the public names the step
     adds, the existing public functions it ``rewritten``, the ``signatures`` it adds or
@@ -1671,6 +1715,8 @@ def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfa
     new = ", ".join(f"`{name}`" for name in added[:10])
     checks = "; ".join(_behaviours(tests)[:10])
     first = f"{snapshot.title}." + (f"\n\n{body}" if body else "")
+    if docs:
+        first += f"\n\nWhat it adds to the documentation:\n```\n{docs}\n```"
     if new:
         first += f"\n\nThis adds {new}."
     changes = ", ".join(f"`{name}`" for name in rewritten[:10])
@@ -1694,6 +1740,8 @@ def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfa
     if names:
         first += f" The change involves {names}."
     second = f"Next change for the project: {snapshot.title[:1].lower()}{snapshot.title[1:]}." + (f"\n\nDetails:\n{body}" if body else "")
+    if docs:
+        second += f"\n\nThe documentation now also says:\n```\n{docs}\n```"
     if changes:
         second += f"\n\nExisting code to change: {changes}."
     if told:
