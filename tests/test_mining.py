@@ -1077,3 +1077,11 @@ def test_what_a_step_adds_to_the_documentation_is_in_its_prompt_and_names_its_te
     assert [len(s.tests) for s in result.steps] == [1], result.steps
     prompts = load_task_dir(result.task).turns[0].spec.prompts
     assert all("Shouting is in capitals." in prompt for prompt in prompts)
+
+
+def test_a_documentation_line_is_shown_whole_and_a_badge_not_at_all():
+    from stamina_gym.mining.mine import doc_changes
+
+    long = "Possible values are `global` (keeps global setting), `right`, `center`, `left`, `decimal` " * 2
+    after = {"README.md": f"[![ci](https://ci.example.org/badge.svg)](https://ci.example.org)\n{long}\n"}
+    assert doc_changes({"README.md": ""}, after) == long.rstrip()

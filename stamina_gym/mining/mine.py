@@ -1131,9 +1131,11 @@ def _shown(trees, snapshots: Sequence[Snapshot], previous: int, index: int, test
 #: The project's documentation: its README and the files of its docs folder, but its changelog.
 _DOCS = re.compile(r"^(README[^/]*|(docs?|documentation)/[^_][^/]*(/[^/]+)*\.(rst|md|txt))$", re.IGNORECASE)
 _CHANGELOG_NAMES = re.compile(r"change|history|news|release|contribut|authors", re.IGNORECASE)
+#: A README's badge or image line: a picture, not a word of what the project does.
+_BADGE = re.compile(r"\s*(\[!\[|!\[|\.\. (image|figure)::|:target:|<img )")
 
 
-def doc_changes(before: Mapping[str, str], after: Mapping[str, str], notes: str = "", limit: int = 150, width: int = 160) -> str:
+def doc_changes(before: Mapping[str, str], after: Mapping[str, str], notes: str = "", limit: int = 150, width: int = 400) -> str:
     """The lines a step adds to the project's documentation (``before`` and ``after`` are
     its snapshots' files: the README first, then the docs folder's pages), hunk by hunk,
     without those its ``notes`` already hold (tabulate's README carries its changelog) and
@@ -1151,7 +1153,8 @@ def doc_changes(before: Mapping[str, str], after: Mapping[str, str], notes: str 
                 if any(text.strip() for text in hunk):
                     hunks.append(hunk)
                 hunk = []
-            elif line.startswith("+") and not line.startswith("+++") and line[1:].strip() not in said:
+            elif (line.startswith("+") and not line.startswith("+++") and line[1:].strip() not in said
+                  and not _BADGE.match(line[1:])):  # fmt: skip
                 hunk.append(line[1:].rstrip()[:width])
         if any(text.strip() for text in hunk):
             hunks.append(hunk)
