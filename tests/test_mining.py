@@ -1002,9 +1002,10 @@ def test_a_name_is_named_by_notes_that_hold_half_its_words():
 
 def test_a_test_the_prompt_does_not_tell_is_left_out_and_a_turn_of_none_is_dropped(tmp_path):
     """Fails where every fail-to-pass test counted: tabulate's "Bug fixes." over a dozen
-    fixes, each pinned by its exact table, which the audit scored 3 as never stated. A
-    test counts when the notes name it or the prompt shows one of its checks; a step whose
-    notes name none of its tests and whose only check would be shown whole is dropped."""
+    fixes, each pinned by its exact table, which the audit scored 3 as never stated. Where
+    the notes are vague, a test counts when they name it or the prompt shows one of its
+    checks; a step whose notes name none of its tests and whose only check would be shown
+    whole is dropped."""
     seed = Snapshot("1", "R1", files={"shout.py": "def shout(text):\n    return text\n",
                                       "tests/test_shout.py": "from shout import shout\n\n\ndef test_none():\n    pass\n"})  # fmt: skip
     tests = ("from shout import shout\n\n\nclass Box:\n    text = ' a '\n\n\n"
@@ -1013,11 +1014,18 @@ def test_a_test_the_prompt_does_not_tell_is_left_out_and_a_turn_of_none_is_dropp
              "def test_a_boxed_text_is_trimmed():\n    assert shout(Box.text) == 'A'\n")  # neither: left out
     fixes = Snapshot("2", "R2", "Bug fixes. Whitespace is stripped.", files={
         "shout.py": "def shout(text):\n    return text.strip().upper()\n", "tests/test_shout.py": tests})  # fmt: skip
-    collapse = Snapshot("3", "R3", "Bug fixes.", files={
-        "shout.py": "def shout(text):\n    return ' '.join(text.split()).upper()\n",
-        "tests/test_shout.py": tests + "\n\ndef test_inner_runs_collapse():\n    assert shout('a  b') == 'A B'\n"})  # fmt: skip
-    result = mine([seed, fixes, collapse], tmp_path / "told", runs=1)
-    kept, dropped = result.steps
+    eszett = "\n\ndef test_eszett():\n    assert shout('straße') == 'STRAßE'\n"
+    accents = Snapshot("3", "R3", "Shouting follows German spelling: the sharp s has no capital in running text, so a "
+                                  "shouted word keeps it as it is written rather than doubling it, as the standard "
+                                  "library's upper case would, and words without it shout as before.", files={
+        "shout.py": "def shout(text):\n    return text.strip().upper().replace('SS', 'ß')\n", "tests/test_shout.py": tests + eszett})  # fmt: skip
+    collapse = Snapshot("4", "R4", "Bug fixes.", files={
+        "shout.py": "def shout(text):\n    return ' '.join(text.split()).upper().replace('SS', 'ß')\n",
+        "tests/test_shout.py": tests + eszett + "\n\ndef test_inner_runs_collapse():\n    assert shout('a  b') == 'A B'\n"})  # fmt: skip
+    result = mine([seed, fixes, accents, collapse], tmp_path / "told", runs=1)
+    kept, trusted, dropped = result.steps
+    # notes that say what changed, though not in the test's words, are trusted to tell it
+    assert [tid.split("::")[-1] for tid in trusted.tests] == ["test_eszett"] and not trusted.untold
     assert [tid.split("::")[-1] for tid in kept.tests] == ["test_upper_case", "test_whitespace_is_stripped"], kept
     assert [tid.split("::")[-1] for tid in kept.untold] == ["test_a_boxed_text_is_trimmed"]
     assert (dropped.status, dropped.cause) == ("dropped", "untold"), dropped

@@ -577,15 +577,24 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
             shutil.rmtree(folder, ignore_errors=True)
 
 
+#: Notes that speak of fixes without naming them: "Bug fixes.", "Various bug fixes", "several
+#: fixes for parsing non-base 10 numbers".
+VAGUE = re.compile(r"\b(bug ?fix(es)?|(various|several|minor|other|misc\w*|small) (bug ?)?fix(es)?|fixed (some|several|various) bugs)\b",
+                   re.IGNORECASE)  # fmt: skip
+
+
 def _told(trees, snapshots: Sequence[Snapshot], previous: int, index: int, tests: Sequence[str]) -> list[str]:
-    """Those of ``tests`` (ids under the task's turns folder) that the turn's prompt tells:
-    its notes name them, or it shows one of their checks (``_Shown.told``). The others are
+    """Those of ``tests`` (ids under the task's turns folder) that the turn's prompt tells,
+    where its notes are vague (thin, or fixes unnamed: ``VAGUE``; else all of them): its
+    notes or documentation name them, or it shows one of their checks (``_Shown.told``). The others are
     left out, and what the prompt shows is read again from those left (shown checks are
     never all a turn's tests hold), until it tells every one: a turn whose notes name none
     of its tests and whose every check is a single one ends with none."""
     kept = list(tests)
     while kept:
         shown = _shown(trees, snapshots, previous, index, [tid.split("/", 1)[1] for tid in kept])
+        if not shown.vague:
+            break  # notes that say what changed are trusted to tell its tests
         told = [tid for tid in kept if shown.told(tid.split("/", 1)[1])]
         if told == kept:
             break
@@ -1088,6 +1097,8 @@ class _Shown:
     whole: list[str]
     tests: set[str]
     """The tests (ids under the tests folder) one of whose checks the prompt shows."""
+    vague: bool = False
+    """Whether the notes are thin or speak of fixes without naming them (``VAGUE``)."""
 
     def told(self, tid: str) -> bool:
         """Whether the prompt tells what ``tid`` checks: its notes name it, or it shows one
@@ -1125,7 +1136,7 @@ def _shown(trees, snapshots: Sequence[Snapshot], previous: int, index: int, test
     warned = warning_examples(sources, ids, origins=origins)
     whole = scenarios(sources, ids, limit=4 if thin else 2, origins=origins)
     return _Shown("\n".join([*(step.title for step in steps), notes]), added, rewritten, signatures, described, docs, calls,
-                  warned, whole, set(origins.values()))  # fmt: skip
+                  warned, whole, set(origins.values()), thin or bool(VAGUE.search(notes)))  # fmt: skip
 
 
 #: The project's documentation: its README and the files of its docs folder, but its changelog.
