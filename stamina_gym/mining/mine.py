@@ -577,6 +577,10 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
             shutil.rmtree(folder, ignore_errors=True)
 
 
+#: Notes shorter than this (characters) say next to nothing ("No unreleased changes."); short
+#: notes that name what changed ("`six.add_metaclass` now preserves `__qualname__`") are
+#: trusted as longer ones are.
+BARE_NOTES = 40
 #: Notes that speak of fixes without naming them: "Bug fixes.", "Various bug fixes", "several
 #: fixes for parsing non-base 10 numbers".
 VAGUE = re.compile(r"\b(bug ?fix(es)?|(various|several|minor|other|misc\w*|small) (bug ?)?fix(es)?|fixed (some|several|various) bugs)\b",
@@ -585,7 +589,7 @@ VAGUE = re.compile(r"\b(bug ?fix(es)?|(various|several|minor|other|misc\w*|small
 
 def _told(trees, snapshots: Sequence[Snapshot], previous: int, index: int, tests: Sequence[str]) -> list[str]:
     """Those of ``tests`` (ids under the task's turns folder) that the turn's prompt tells,
-    where its notes are vague (thin, or fixes unnamed: ``VAGUE``; else all of them): its
+    where its notes are vague (all but bare, or fixes unnamed: ``VAGUE``; else all of them): its
     notes or documentation name them, or it shows one of their checks (``_Shown.told``). The others are
     left out, and what the prompt shows is read again from those left (shown checks are
     never all a turn's tests hold), until it tells every one: a turn whose notes name none
@@ -1098,7 +1102,8 @@ class _Shown:
     tests: set[str]
     """The tests (ids under the tests folder) one of whose checks the prompt shows."""
     vague: bool = False
-    """Whether the notes are thin or speak of fixes without naming them (``VAGUE``)."""
+    """Whether the notes are all but bare (``BARE_NOTES``) or speak of fixes without naming
+    them (``VAGUE``)."""
 
     def told(self, tid: str) -> bool:
         """Whether the prompt tells what ``tid`` checks: its notes name it, or it shows one
@@ -1136,7 +1141,7 @@ def _shown(trees, snapshots: Sequence[Snapshot], previous: int, index: int, test
     warned = warning_examples(sources, ids, origins=origins)
     whole = scenarios(sources, ids, limit=4 if thin else 2, origins=origins)
     return _Shown("\n".join([*(step.title for step in steps), notes]), added, rewritten, signatures, described, docs, calls,
-                  warned, whole, set(origins.values()), thin or bool(VAGUE.search(notes)))  # fmt: skip
+                  warned, whole, set(origins.values()), len(notes) < BARE_NOTES or bool(VAGUE.search(notes)))  # fmt: skip
 
 
 #: The project's documentation: its README and the files of its docs folder, but its changelog.
