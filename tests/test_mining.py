@@ -1093,3 +1093,13 @@ def test_a_documentation_line_is_shown_whole_and_a_badge_not_at_all():
     long = "Possible values are `global` (keeps global setting), `right`, `center`, `left`, `decimal` " * 2
     after = {"README.md": f"[![ci](https://ci.example.org/badge.svg)](https://ci.example.org)\n{long}\n"}
     assert doc_changes({"README.md": ""}, after) == long.rstrip()
+
+
+def test_notes_are_vague_when_bare_or_fixes_go_unnamed_and_a_commits_subject_is_a_note():
+    from stamina_gym.mining.mine import _vague
+
+    assert _vague([Snapshot("1.2", "Release 1.2", "Bug fixes. Python 3.4 support.")])
+    assert _vague([Snapshot("24.1", "Release 24.1", "No unreleased changes.")])  # bare
+    assert _vague([Snapshot("1.3", "Release 1.3", "Speedups."), Snapshot("1.4", "Release 1.4", "Several fixes for parsing.")])
+    assert not _vague([Snapshot("1.12.0", "Release 1.12.0", "`six.add_metaclass` now preserves `__qualname__`.")])
+    assert not _vague([Snapshot("dc693bc", "Add sample() weights and a counts argument to it")])  # a commit's subject

@@ -1141,7 +1141,16 @@ def _shown(trees, snapshots: Sequence[Snapshot], previous: int, index: int, test
     warned = warning_examples(sources, ids, origins=origins)
     whole = scenarios(sources, ids, limit=4 if thin else 2, origins=origins)
     return _Shown("\n".join([*(step.title for step in steps), notes]), added, rewritten, signatures, described, docs, calls,
-                  warned, whole, set(origins.values()), len(notes) < BARE_NOTES or bool(VAGUE.search(notes)))  # fmt: skip
+                  warned, whole, set(origins.values()), _vague(steps))  # fmt: skip
+
+
+def _vague(steps: Sequence[Snapshot]) -> bool:
+    """Whether the notes of ``steps`` (a turn's, with those folded into it) are all but bare
+    or speak of fixes without naming them. A commit's subject is part of its notes ("Add
+    ``iter_index``" with no body says what changed); a release's title names only its version."""
+    said = "\n".join([*(step.title for step in steps if not re.fullmatch(r"Release \S+", step.title)),
+                      *(step.message.strip() for step in steps)]).strip()  # fmt: skip
+    return len(said) < BARE_NOTES or bool(VAGUE.search(said))
 
 
 #: The project's documentation: its README and the files of its docs folder, but its changelog.
