@@ -1100,6 +1100,8 @@ def test_notes_are_vague_when_bare_or_fixes_go_unnamed_and_a_commits_subject_is_
 
     assert _vague([Snapshot("1.2", "Release 1.2", "Bug fixes. Python 3.4 support.")])
     assert _vague([Snapshot("24.1", "Release 24.1", "No unreleased changes.")])  # bare
+    assert _vague([Snapshot("1.3", "Release 1.3", "Speedups.")])  # bare
     assert _vague([Snapshot("1.3", "Release 1.3", "Speedups."), Snapshot("1.4", "Release 1.4", "Several fixes for parsing.")])
+    assert not _vague([Snapshot("4bdd12f", "seekable: Add relative_seek")])
     assert not _vague([Snapshot("1.12.0", "Release 1.12.0", "`six.add_metaclass` now preserves `__qualname__`.")])
     assert not _vague([Snapshot("dc693bc", "Add sample() weights and a counts argument to it")])  # a commit's subject

@@ -577,10 +577,9 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
             shutil.rmtree(folder, ignore_errors=True)
 
 
-#: Notes shorter than this (characters) say next to nothing ("No unreleased changes."); short
-#: notes that name what changed ("`six.add_metaclass` now preserves `__qualname__`") are
-#: trusted as longer ones are.
-BARE_NOTES = 40
+#: Notes shorter than this (characters) say next to nothing ("Speedups."); short notes that
+#: name what changed ("seekable: Add relative_seek") are trusted as longer ones are.
+BARE_NOTES = 24
 #: Notes that speak of fixes without naming them: "Bug fixes.", "Various bug fixes", "several
 #: fixes for parsing non-base 10 numbers".
 VAGUE = re.compile(r"\b(bug ?fix(es)?|(various|several|minor|other|misc\w*|small) (bug ?)?fix(es)?|fixed (some|several|various) bugs)\b",
