@@ -1073,7 +1073,7 @@ def test_what_a_step_adds_to_the_documentation_is_in_its_prompt_and_names_its_te
     before = {"README.rst": "Shout\n=====\n\nIt shouts.\n", "CHANGES": "1\n", "docs/api.rst": "shout(text)\n"}
     after = {"README.rst": "Shout\n=====\n\nIt shouts.\n\nVarious bug fixes.\n\nA ``lock`` keeps two shouts apart.\n",
              "CHANGES": "2\n\nVarious bug fixes.\n", "docs/api.rst": "shout(text, lock=None)\n", "docs/_build/x.txt": "built\n"}  # fmt: skip
-    assert doc_changes(before, after, "Various bug fixes.") == "A ``lock`` keeps two shouts apart.\n...\nshout(text, lock=None)"
+    assert doc_changes(before, after, "Various bug fixes.") == "A lock keeps two shouts apart.\n...\nshout(text, lock=None)"
     assert doc_changes(before, after, limit=1) == "Various bug fixes.\n... (4 more lines)"
 
     seed = Snapshot("1", "R1", files={"shout.py": "def shout(text):\n    return text\n", "README.rst": "Shout.\n",
@@ -1090,7 +1090,7 @@ def test_what_a_step_adds_to_the_documentation_is_in_its_prompt_and_names_its_te
 def test_a_documentation_line_is_shown_whole_and_a_badge_not_at_all():
     from stamina_gym.mining.mine import doc_changes
 
-    long = "Possible values are `global` (keeps global setting), `right`, `center`, `left`, `decimal` " * 2
+    long = "Possible values are 'global' (keeps global setting), 'right', 'center', 'left', 'decimal' " * 2
     after = {"README.md": f"[![ci](https://ci.example.org/badge.svg)](https://ci.example.org)\n{long}\n"}
     assert doc_changes({"README.md": ""}, after) == long.rstrip()
 

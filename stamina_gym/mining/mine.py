@@ -1165,7 +1165,9 @@ def doc_changes(before: Mapping[str, str], after: Mapping[str, str], notes: str 
     without those its ``notes`` already hold (tabulate's README carries its changelog) and
     at most ``limit`` lines: what an engineer reads of a change besides its notes. tabulate
     0.10.0's README documents the ``"global"`` and ``"same"`` alignments its notes only name
-    as options; parse's README is where a new format type says what it matches."""
+    as options; parse's README is where a new format type says what it matches. Backticks
+    are dropped: an example call in the docs (packaging's ``SpecifierSet("<4")``) is prose
+    there, not the signature a prompt's backticked call tells (``stamina_gym.signatures``)."""
     said = {line.strip() for line in notes.splitlines() if line.strip()}
     pages = sorted((rel for rel in after if _DOCS.match(rel) and not _CHANGELOG_NAMES.search(rel) and after[rel] != before.get(rel)),
                    key=lambda rel: (not rel.upper().startswith("README"), rel))  # fmt: skip
@@ -1179,7 +1181,7 @@ def doc_changes(before: Mapping[str, str], after: Mapping[str, str], notes: str 
                 hunk = []
             elif (line.startswith("+") and not line.startswith("+++") and line[1:].strip() not in said
                   and not _BADGE.match(line[1:])):  # fmt: skip
-                hunk.append(line[1:].rstrip()[:width])
+                hunk.append(line[1:].rstrip().replace("`", "")[:width])
         if any(text.strip() for text in hunk):
             hunks.append(hunk)
     lines: list[str] = []
