@@ -1093,6 +1093,9 @@ def test_a_documentation_line_is_shown_whole_and_a_badge_not_at_all():
     long = "Possible values are 'global' (keeps global setting), 'right', 'center', 'left', 'decimal' " * 2
     after = {"README.md": f"[![ci](https://ci.example.org/badge.svg)](https://ci.example.org)\n{long}\n"}
     assert doc_changes({"README.md": ""}, after) == long.rstrip()
+    # a line a prompt's template reading would take for a tag (parse's literal braces) is left out
+    braces = {"README.rst": "Literal braces are doubled: parse('{{ {} }}', '{ x }') gives x.\nFormats nest.\n"}
+    assert doc_changes({"README.rst": ""}, braces) == "Formats nest."
 
 
 def test_notes_are_vague_when_bare_or_fixes_go_unnamed_and_a_commits_subject_is_a_note():

@@ -1155,6 +1155,9 @@ def _vague(steps: Sequence[Snapshot]) -> bool:
 #: The project's documentation: its README and the files of its docs folder, but its changelog.
 _DOCS = re.compile(r"^(README[^/]*|(docs?|documentation)/[^_][^/]*(/[^/]+)*\.(rst|md|txt))$", re.IGNORECASE)
 _CHANGELOG_NAMES = re.compile(r"change|history|news|release|contribut|authors", re.IGNORECASE)
+#: What a prompt, read as a template (``stamina_gym.task.render_params``), would take for a
+#: tag: parse's README writes literal braces as ``{{``. Such a documentation line is left out.
+_TEMPLATE = re.compile(r"\{[{%#]|[}%#]\}")
 #: A README's badge or image line: a picture, not a word of what the project does.
 _BADGE = re.compile(r"\s*(\[!\[|!\[|\.\. (image|figure)::|:target:|<img )")
 
@@ -1180,7 +1183,7 @@ def doc_changes(before: Mapping[str, str], after: Mapping[str, str], notes: str 
                     hunks.append(hunk)
                 hunk = []
             elif (line.startswith("+") and not line.startswith("+++") and line[1:].strip() not in said
-                  and not _BADGE.match(line[1:])):  # fmt: skip
+                  and not _BADGE.match(line[1:]) and not _TEMPLATE.search(line)):  # fmt: skip
                 hunk.append(line[1:].rstrip().replace("`", "")[:width])
         if any(text.strip() for text in hunk):
             hunks.append(hunk)
