@@ -41,14 +41,15 @@ def test_the_shipped_manifest_names_shipped_recipes_and_both_splits():
 
 
 def _history() -> list[Snapshot]:
+    bang = TEST.format(name="upper", value="A") + "\n\n" + TEST.format(name="bang", value="A!").split("\n\n\n")[1]
     return [
         Snapshot("1", "R1", files={"shout.py": SHOUT.format(""), "tests/test_shout.py": TEST.format(name="same", value="a")}),
-        Snapshot("2", "R2", "Shout in upper case.", files={"shout.py": SHOUT.format(".upper()"), "CHANGES": "2\n\nShout in upper case.\n",
-                                                           "tests/test_shout.py": TEST.format(name="upper", value="A")}),  # fmt: skip
-        Snapshot("3", "R3", "Shout with a bang.", files={"shout.py": SHOUT.format(".upper() + '!'"), "CHANGES": "3\n\nShout with a bang.\n",
-                                   "tests/test_shout.py": TEST.format(name="upper", value="A") + "\n\n" + TEST.format(
-                                       name="bang", value="A!").split("\n\n\n")[1]}),  # fmt: skip
-    ]
+        Snapshot("2", "R2", "Shout in upper case.",
+                 files={"shout.py": SHOUT.format(".upper()"), "CHANGES": "2\n\nShout in upper case.\n",
+                        "tests/test_shout.py": TEST.format(name="upper", value="A")}),
+        Snapshot("3", "R3", "Shout with a bang.",
+                 files={"shout.py": SHOUT.format(".upper() + '!'"), "CHANGES": "3\n\nShout with a bang.\n", "tests/test_shout.py": bang}),
+    ]  # fmt: skip
 
 
 def test_pinned_steps_and_tests_are_the_manifests_and_each_is_checked(tmp_path):
