@@ -594,10 +594,10 @@ def _told(trees, snapshots: Sequence[Snapshot], previous: int, index: int, tests
     never all a turn's tests hold), until it tells every one: a turn whose notes name none
     of its tests and whose every check is a single one ends with none."""
     kept = list(tests)
+    if not _vague([*_folded(snapshots, previous, index), snapshots[index]]):
+        return kept  # notes that say what changed are trusted to tell its tests
     while kept:
         shown = _shown(trees, snapshots, previous, index, [tid.split("/", 1)[1] for tid in kept])
-        if not shown.vague:
-            break  # notes that say what changed are trusted to tell its tests
         told = [tid for tid in kept if shown.told(tid.split("/", 1)[1])]
         if told == kept:
             break
@@ -1100,9 +1100,6 @@ class _Shown:
     whole: list[str]
     tests: set[str]
     """The tests (ids under the tests folder) one of whose checks the prompt shows."""
-    vague: bool = False
-    """Whether the notes are all but bare (``BARE_NOTES``) or speak of fixes without naming
-    them (``VAGUE``)."""
 
     def told(self, tid: str) -> bool:
         """Whether the prompt tells what ``tid`` checks: its notes name it, or it shows one
@@ -1140,7 +1137,7 @@ def _shown(trees, snapshots: Sequence[Snapshot], previous: int, index: int, test
     warned = warning_examples(sources, ids, origins=origins)
     whole = scenarios(sources, ids, limit=4 if thin else 2, origins=origins)
     return _Shown("\n".join([*(step.title for step in steps), notes]), added, rewritten, signatures, described, docs, calls,
-                  warned, whole, set(origins.values()), _vague(steps))  # fmt: skip
+                  warned, whole, set(origins.values()))  # fmt: skip
 
 
 def _vague(steps: Sequence[Snapshot]) -> bool:
