@@ -1087,6 +1087,37 @@ def test_what_a_step_adds_to_the_documentation_is_in_its_prompt_and_names_its_te
     assert all("Shouting is in capitals." in prompt for prompt in prompts)
 
 
+def test_a_documentation_example_is_quoted_as_the_release_prints_it(tmp_path):
+    """Fails where a prompt quoted a README's example as its page has it: tabulate 0.8.3's
+    README shows the github format's numbers left-aligned where the release and its tests
+    right-align them. The example is run on the release, in the sandbox, and quoted as it
+    prints; an example that holds, and one that reads what an example that raised would
+    have bound (a Python 2 import), stay as written, and the prompt says what was done."""
+    from stamina_gym.mining.doc_examples import PRINTED
+
+    readme = ("Shout.\n\n```python\n>>> from shout import shout\n>>> print(shout('a'))\na\n```\n\n"
+              "Single words:\n\n    >>> shout('b')\n    'B'\n    >>> import StringIO\n"
+              "    >>> buffer = StringIO.StringIO('c')\n    >>> print(shout(buffer.getvalue()))\n    c\n")  # fmt: skip
+    seed = Snapshot("1", "R1", files={"shout.py": "def shout(text):\n    return text\n", "README.md": "Shout.\n",
+                                      "tests/test_shout.py": "def test_none():\n    pass\n"})  # fmt: skip
+    step = Snapshot("2", "R2", "Shouting is in capitals now.", files={
+        "shout.py": "def shout(text):\n    return text.upper()\n", "README.md": readme,
+        "tests/test_shout.py": "from shout import shout\n\n\ndef test_shouting_capitals():\n    assert shout('a') == 'A'\n"})  # fmt: skip
+    result = mine([seed, step], tmp_path / "documented", runs=1)
+    prompts = load_task_dir(result.task).turns[0].spec.prompts
+    for prompt in prompts:
+        assert ">>> print(shout('a'))\nA\n" in prompt and ">>> print(shout('a'))\na\n" not in prompt
+        assert "    >>> shout('b')\n    'B'\n" in prompt
+        assert "    >>> print(shout(buffer.getvalue()))\n    c" in prompt
+        assert PRINTED in prompt
+        assert "\npython\n" not in prompt  # a fence is a blank line, not its language's name
+
+    # no example printing otherwise, no such sentence
+    step.files["README.md"] = readme.replace("\na\n", "\nA\n")
+    result = mine([seed, step], tmp_path / "documented-right", runs=1)
+    assert not any(PRINTED in prompt for prompt in load_task_dir(result.task).turns[0].spec.prompts)
+
+
 def test_a_documentation_line_is_shown_whole_and_a_badge_not_at_all():
     from stamina_gym.mining.mine import doc_changes
 

@@ -49,6 +49,7 @@ from stamina_gym.errors import ConfigError
 from stamina_gym.evaluation.runner import patch_stats
 from stamina_gym.grading.grade import by_base_id
 from stamina_gym.hidden_runner import run_hidden_tests
+from stamina_gym.mining import doc_examples
 from stamina_gym.mining.recipe import RECIPE_FILE, Recipe, write_support
 from stamina_gym.mining.sources import Snapshot
 from stamina_gym.sandbox import Sandbox
@@ -429,7 +430,7 @@ def mine(
             raise ConfigError("no candidate step has a test that fails before it and passes after: nothing to mine; "
                               f"why each was dropped: {out / 'mining.yaml'} ("
                               + "; ".join(f"{s.ref[:12]}: {s.cause}" for s in steps[:5]) + ")")  # fmt: skip
-        _draft_prompts(out, trees, snapshots, kept, base)
+        _draft_prompts(out, trees, snapshots, kept, base, sandbox, scratch)
     except BaseException:
         if not kept and not (out / "mining.yaml").exists():
             shutil.rmtree(out, ignore_errors=True)
@@ -1031,10 +1032,11 @@ def sequence_of(kind: str, paths: Sequence[str], earlier: Sequence[tuple[str, Se
 
 
 def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[tuple[int, str, list[str]]],
-                   base: int = 0) -> None:  # fmt: skip
+                   base: int = 0, sandbox: Sandbox | None = None, scratch: Path | None = None) -> None:  # fmt: skip
     """Write each kept turn's turn.yaml: title, kind, paths, the sequence it closes, and
     two prompt drafts that name every product name its tests use that the agent was not
-    yet told. ``base``: the snapshot the seed is."""
+    yet told. ``base``: the snapshot the seed is. With a ``sandbox``, the documentation's
+    examples are quoted as each release prints them (``doc_examples``)."""
     previous = base
     history: list[tuple[str, list[str]]] = []
     for index, turn_id, tests in kept:
@@ -1043,7 +1045,7 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         spec = yaml.safe_load((folder / "turn.yaml").read_text(encoding="utf-8"))
         before, after = trees[previous][0], trees[index][0]
         changed = sorted(rel for rel in {*before, *after} if before.get(rel) != after.get(rel))
-        shown = _shown(trees, snapshots, previous, index, [tid.split("/", 1)[1] for tid in tests])
+        shown = _shown(trees, snapshots, previous, index, [tid.split("/", 1)[1] for tid in tests], sandbox, scratch)
         signatures, rewritten, described, added = shown.signatures, shown.rewritten, shown.described, shown.added
         calls, warned, whole = shown.calls, shown.warned, shown.whole
         kind = kind_of(f"{snapshot.title}\n{snapshot.message}", added)
@@ -1070,6 +1072,8 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         wording = list(dict.fromkeys(piece.original for piece in untold))[:MAX_SHOWN_WORDING]
         spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures, rewritten, described, calls, warned,
                                    whole, options, shown.docs)  # fmt: skip
+        if shown.docs_printed:
+            spec["prompts"] = [prompt + "\n\n" + doc_examples.PRINTED for prompt in spec["prompts"]]
         if wording:
             line = "\n\nWording the tests compare, exactly: " + "; ".join(f"`{text}`" for text in wording) + "."
             spec["prompts"] = [prompt + line for prompt in spec["prompts"]]
@@ -1100,6 +1104,8 @@ class _Shown:
     whole: list[str]
     tests: set[str]
     """The tests (ids under the tests folder) one of whose checks the prompt shows."""
+    docs_printed: bool = False
+    """Whether an example of ``docs`` is quoted as the release prints it, not as its page has it."""
 
     def told(self, tid: str) -> bool:
         """Whether the prompt tells what ``tid`` checks: its notes name it, or it shows one
@@ -1109,10 +1115,13 @@ class _Shown:
         return tid in self.tests or named_by(tid, f"{self.notes}\n{self.docs}")
 
 
-def _shown(trees, snapshots: Sequence[Snapshot], previous: int, index: int, tests: Sequence[str]) -> _Shown:
+def _shown(trees, snapshots: Sequence[Snapshot], previous: int, index: int, tests: Sequence[str],
+           sandbox: Sandbox | None = None, scratch: Path | None = None) -> _Shown:  # fmt: skip
     """What the prompt of the turn from snapshot ``previous`` to ``index`` shows of its
     ``tests`` (ids under the tests folder): the step's public names, signatures and, where
-    the notes are thin, docstrings; example calls, warnings and checks shown whole."""
+    the notes are thin, docstrings; example calls, warnings and checks shown whole. With a
+    ``sandbox``, the documentation's examples are run on each release and quoted as it
+    prints them (while mining chooses tests, their pages' own words are read)."""
     snapshot = snapshots[index]
     before, after = trees[previous][0], trees[index][0]
     public_before, public_after = _public_definitions(before), _public_definitions(after)  # each tree parsed once
@@ -1125,6 +1134,14 @@ def _shown(trees, snapshots: Sequence[Snapshot], previous: int, index: int, test
     thin = len(notes) < THIN_NOTES
     described = docstrings([*added, *rewritten], public_after) if thin else []
     docs = doc_changes(snapshots[previous].files, snapshot.files, notes)
+    printed = False
+    if docs and sandbox is not None and scratch is not None:
+        pages = doc_pages(snapshots[previous].files, snapshot.files)
+        quoted = [{**snapshots[i].files, **doc_examples.as_printed(sandbox, trees[i][0], {rel: snapshots[i].files[rel] for rel in pages
+                                                                                         if rel in snapshots[i].files}, scratch)}
+                  for i in (previous, index)]  # fmt: skip
+        as_printed = doc_changes(*quoted, notes)
+        docs, printed = as_printed, as_printed != docs
     sources = _TestSources(trees[index][1])
     # calls of what the step adds or changes; else of any public function (a fix inside
     # a private helper shows through the public call the tests make: parse.parse(...))
@@ -1137,7 +1154,7 @@ def _shown(trees, snapshots: Sequence[Snapshot], previous: int, index: int, test
     warned = warning_examples(sources, ids, origins=origins)
     whole = scenarios(sources, ids, limit=4 if thin else 2, origins=origins)
     return _Shown("\n".join([*(step.title for step in steps), notes]), added, rewritten, signatures, described, docs, calls,
-                  warned, whole, set(origins.values()))  # fmt: skip
+                  warned, whole, set(origins.values()), printed)  # fmt: skip
 
 
 def _vague(steps: Sequence[Snapshot]) -> bool:
@@ -1159,6 +1176,12 @@ _TEMPLATE = re.compile(r"\{[{%#]|[}%#]\}")
 _BADGE = re.compile(r"\s*(\[!\[|!\[|\.\. (image|figure)::|:target:|<img )")
 
 
+def doc_pages(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
+    """The documentation pages (not the changelog) a step changes: its README first."""
+    return sorted((rel for rel in after if _DOCS.match(rel) and not _CHANGELOG_NAMES.search(rel) and after[rel] != before.get(rel)),
+                  key=lambda rel: (not rel.upper().startswith("README"), rel))  # fmt: skip
+
+
 def doc_changes(before: Mapping[str, str], after: Mapping[str, str], notes: str = "", limit: int = 150, width: int = 400) -> str:
     """The lines a step adds to the project's documentation (``before`` and ``after`` are
     its snapshots' files: the README first, then the docs folder's pages), hunk by hunk,
@@ -1167,12 +1190,11 @@ def doc_changes(before: Mapping[str, str], after: Mapping[str, str], notes: str 
     0.10.0's README documents the ``"global"`` and ``"same"`` alignments its notes only name
     as options; parse's README is where a new format type says what it matches. Backticks
     are dropped: an example call in the docs (packaging's ``SpecifierSet("<4")``) is prose
-    there, not the signature a prompt's backticked call tells (``stamina_gym.signatures``)."""
+    there, not the signature a prompt's backticked call tells (``stamina_gym.signatures``);
+    a markdown fence (```` ```python ````) is a blank line."""
     said = {line.strip() for line in notes.splitlines() if line.strip()}
-    pages = sorted((rel for rel in after if _DOCS.match(rel) and not _CHANGELOG_NAMES.search(rel) and after[rel] != before.get(rel)),
-                   key=lambda rel: (not rel.upper().startswith("README"), rel))  # fmt: skip
     hunks: list[list[str]] = []
-    for rel in pages:
+    for rel in doc_pages(before, after):
         hunk: list[str] = []
         for line in difflib.unified_diff(before.get(rel, "").splitlines(), after[rel].splitlines(), n=0, lineterm=""):
             if line.startswith("@@"):
@@ -1181,7 +1203,7 @@ def doc_changes(before: Mapping[str, str], after: Mapping[str, str], notes: str 
                 hunk = []
             elif (line.startswith("+") and not line.startswith("+++") and line[1:].strip() not in said
                   and not _BADGE.match(line[1:]) and not _TEMPLATE.search(line)):  # fmt: skip
-                hunk.append(line[1:].rstrip().replace("`", "")[:width])
+                hunk.append("" if doc_examples.FENCE.match(line[1:]) else line[1:].rstrip().replace("`", "")[:width])
         if any(text.strip() for text in hunk):
             hunks.append(hunk)
     lines: list[str] = []
