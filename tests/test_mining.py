@@ -1091,12 +1091,12 @@ def test_a_documentation_example_is_quoted_as_the_release_prints_it(tmp_path):
     """Fails where a prompt quoted a README's example as its page has it: tabulate 0.8.3's
     README shows the github format's numbers left-aligned where the release and its tests
     right-align them. The example is run on the release, in the sandbox, and quoted as it
-    prints; an example that holds, and one that reads what an example that raised would
+    prints (a Python 2 print statement too); an example that holds, and one that reads what an example that raised would
     have bound (a Python 2 import), stay as written, and the prompt says what was done."""
     from stamina_gym.mining.doc_examples import PRINTED
 
     readme = ("Shout.\n\n```python\n>>> from shout import shout\n>>> print(shout('a'))\na\n```\n\n"
-              "Single words:\n\n    >>> shout('b')\n    'B'\n    >>> import StringIO\n"
+              "Single words:\n\n    >>> shout('b')\n    'B'\n    >>> print shout('d')\n    d\n    >>> import StringIO\n"
               "    >>> buffer = StringIO.StringIO('c')\n    >>> print(shout(buffer.getvalue()))\n    c\n")  # fmt: skip
     seed = Snapshot("1", "R1", files={"shout.py": "def shout(text):\n    return text\n", "README.md": "Shout.\n",
                                       "tests/test_shout.py": "def test_none():\n    pass\n"})  # fmt: skip
@@ -1108,12 +1108,13 @@ def test_a_documentation_example_is_quoted_as_the_release_prints_it(tmp_path):
     for prompt in prompts:
         assert ">>> print(shout('a'))\nA\n" in prompt and ">>> print(shout('a'))\na\n" not in prompt
         assert "    >>> shout('b')\n    'B'\n" in prompt
+        assert "    >>> print shout('d')\n    D\n" in prompt  # Python 2's print statement
         assert "    >>> print(shout(buffer.getvalue()))\n    c" in prompt
         assert PRINTED in prompt
         assert "\npython\n" not in prompt  # a fence is a blank line, not its language's name
 
     # no example printing otherwise, no such sentence
-    step.files["README.md"] = readme.replace("\na\n", "\nA\n")
+    step.files["README.md"] = readme.replace("\na\n", "\nA\n").replace("    d\n", "    D\n")
     result = mine([seed, step], tmp_path / "documented-right", runs=1)
     assert not any(PRINTED in prompt for prompt in load_task_dir(result.task).turns[0].spec.prompts)
 

@@ -8,7 +8,8 @@ meant to tell. So the examples of a page a prompt quotes are run, in the sandbox
 release's own product (``doctest`` reads and runs them), and an example that prints
 otherwise than the page says is quoted with what the release prints.
 
-Only an example that expects no exception and raised none is corrected, and not one that
+Python 2's ``print x``, as older READMEs write it, is run as ``print(x)``. Only an example
+that expects no exception and raised none is corrected, and not one that
 reads a name an example that raised would have bound (tabulate's README imports Python 2's
 ``StringIO``: what follows would print another table than the page's). One whose output
 shows an object's address (``at 0x7f...``) is left as written, and so is every example of a
@@ -38,7 +39,7 @@ _ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]+")
 #: Run in the sandbox: each page's examples in one namespace, as doctest runs a docstring;
 #: what an example printed where the page says otherwise is written out by its line.
 _RUNNER = """\
-import ast, doctest, json, sys
+import ast, doctest, json, re, sys
 pages = json.load(open(sys.argv[1], encoding="utf-8"))
 printed = {}
 
@@ -59,6 +60,12 @@ class Recorder(doctest.DocTestRunner):
     # An example that raised leaves the names it binds unbound or stale (a Python 2 import
     # in a README): what later reads them printed for another context than the page's.
     def report_start(self, out, test, example):
+        statement = re.match(r"print\\s+(?![\\s(=])(.+?)\\s*$", example.source, re.S)
+        if statement:  # Python 2's print statement, as older READMEs write it
+            try:
+                compile(example.source, "<example>", "single")
+            except SyntaxError:
+                example.source = f"print({statement.group(1)})\\n"
         example.stale = bool(names(example.source, ast.Load) & self.stale)
         if example.stale:
             self.stale |= names(example.source, ast.Store)
