@@ -1092,9 +1092,8 @@ def test_a_documentation_example_is_quoted_as_the_release_prints_it(tmp_path):
     README shows the github format's numbers left-aligned where the release and its tests
     right-align them. The example is run on the release, in the sandbox, and quoted as it
     prints (a Python 2 print statement too); an example that holds, and one that reads what an example that raised would
-    have bound (a Python 2 import), stay as written, and the prompt says what was done."""
-    from stamina_gym.mining.doc_examples import PRINTED
-
+    have bound (a Python 2 import), stay as written, and the prompt names the examples it
+    corrected and those it could not run."""
     readme = ("Shout.\n\n```python\n>>> from shout import shout\n>>> print(shout('a'))\na\n```\n\n"
               "Single words:\n\n    >>> shout('b')\n    'B'\n    >>> print shout('d')\n    d\n    >>> import StringIO\n"
               "    >>> buffer = StringIO.StringIO('c')\n    >>> print(shout(buffer.getvalue()))\n    c\n")  # fmt: skip
@@ -1110,13 +1109,15 @@ def test_a_documentation_example_is_quoted_as_the_release_prints_it(tmp_path):
         assert "    >>> shout('b')\n    'B'\n" in prompt
         assert "    >>> print shout('d')\n    D\n" in prompt  # Python 2's print statement
         assert "    >>> print(shout(buffer.getvalue()))\n    c" in prompt
-        assert PRINTED in prompt
+        fixed, unrun = prompt.split("Run on this release, ", 1)[1].split("These examples could not be run", 1)
+        assert fixed.splitlines()[1:] == ["- >>> print(shout('a'))", "- >>> print shout('d')", ""]
+        assert unrun.splitlines()[1:] == ["- >>> print(shout(buffer.getvalue()))"]  # not `import StringIO`: it shows no output
         assert "\npython\n" not in prompt  # a fence is a blank line, not its language's name
 
     # no example printing otherwise, no such sentence
     step.files["README.md"] = readme.replace("\na\n", "\nA\n").replace("    d\n", "    D\n")
     result = mine([seed, step], tmp_path / "documented-right", runs=1)
-    assert not any(PRINTED in prompt for prompt in load_task_dir(result.task).turns[0].spec.prompts)
+    assert not any("Run on this release" in prompt for prompt in load_task_dir(result.task).turns[0].spec.prompts)
 
 
 def test_a_documentation_line_is_shown_whole_and_a_badge_not_at_all():

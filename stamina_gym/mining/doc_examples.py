@@ -24,20 +24,20 @@ import json
 import re
 import shutil
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from stamina_gym.sandbox import REPO_MOUNT, Mount, Sandbox
 
 DOCS_MOUNT = "/docs"
 TIMEOUT_S = 60.0
-#: Said after a prompt's documentation lines when one of their examples is the release's output.
-PRINTED = ("An example's output in the documentation lines above is what this release prints, where the documentation "
-           "itself says otherwise.")
 FENCE = re.compile(r"^\s*(```|~~~)")
 _ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]+")
 #: Run in the sandbox: each page's examples in one namespace, as doctest runs a docstring;
-#: what an example printed where the page says otherwise is written out by its line.
+#: what an example printed where the page says otherwise is written out by its line, and
+#: None for one that could not be run as the page has it (it raised, or read what one that
+#: raised would have bound).
 _RUNNER = """\
 import ast, doctest, json, re, sys
 pages = json.load(open(sys.argv[1], encoding="utf-8"))
@@ -71,12 +71,15 @@ class Recorder(doctest.DocTestRunner):
             self.stale |= names(example.source, ast.Store)
         else:  # bound afresh (and again stale if it raises)
             self.stale -= names(example.source, ast.Store)
-    def report_success(self, out, test, example, got): pass
+    def report_success(self, out, test, example, got):
+        if example.stale:
+            printed[test.name].append([example.lineno, None])
     def report_unexpected_exception(self, out, test, example, exc_info):
         self.stale |= names(example.source, ast.Store)
+        printed[test.name].append([example.lineno, None])
     def report_failure(self, out, test, example, got):
-        if example.exc_msg is None and not example.stale:
-            printed[test.name].append([example.lineno, got])
+        if example.exc_msg is None:
+            printed[test.name].append([example.lineno, None if example.stale else got])
 
 for rel, text in pages.items():
     printed[rel] = []
@@ -96,13 +99,39 @@ def unfenced(text: str) -> str:
     return "\n".join("" if FENCE.match(line) else line for line in text.split("\n"))
 
 
+@dataclass
+class Quoted:
+    """Documentation pages with their examples as a release prints them."""
+
+    pages: dict[str, str]
+    """Each page, an example that printed otherwise than it says quoted with what it printed."""
+    fixed: list[str] = field(default_factory=list)
+    """The first line (``>>> ...``) of each example quoted with the release's output."""
+    unrun: list[str] = field(default_factory=list)
+    """The first line of each example with an output that could not be run as written."""
+
+    def told(self, docs: str) -> str:
+        """What a prompt says after ``docs`` (its quoted documentation lines) of the examples
+        they show that were quoted as printed, or could not be run: "" when there is none."""
+        shown = {line.strip() for line in docs.splitlines()}
+        fixed, unrun = ([line for line in lines if line in shown] for lines in (self.fixed, self.unrun))
+        said = []
+        if fixed:
+            said.append("Run on this release, these examples of the documentation lines above print what they show, "
+                        "not what the documentation writes:\n" + "\n".join(f"- {line}" for line in fixed))  # fmt: skip
+        if unrun:
+            said.append("These examples could not be run on this release as the documentation writes them, so their "
+                        "output is the documentation's own:\n" + "\n".join(f"- {line}" for line in unrun))  # fmt: skip
+        return "\n\n".join(said)
+
+
 def as_printed(sandbox: Sandbox, product: Mapping[str, str], pages: Mapping[str, str], scratch: Path,
-               timeout: float = TIMEOUT_S) -> dict[str, str]:  # fmt: skip
+               timeout: float = TIMEOUT_S) -> Quoted:  # fmt: skip
     """``pages`` (path -> text) with each example's output as ``product`` (path -> text,
     the release's product files) prints it, where the page says otherwise."""
     runnable = {rel: unfenced(text) for rel, text in pages.items() if ">>>" in text}
     if not runnable:
-        return dict(pages)
+        return Quoted(dict(pages))
     stage = Path(tempfile.mkdtemp(prefix="docs-", dir=scratch))
     try:
         for rel, text in product.items():
@@ -121,27 +150,39 @@ def as_printed(sandbox: Sandbox, product: Mapping[str, str], pages: Mapping[str,
         printed = json.loads(written.read_text(encoding="utf-8")) if result.exit_code == 0 and written.is_file() else {}
     finally:
         shutil.rmtree(stage, ignore_errors=True)
-    return {rel: corrected(text, printed.get(rel, [])) for rel, text in pages.items()}
+    quoted = Quoted({})
+    for rel, text in pages.items():
+        quoted.pages[rel] = corrected(text, printed.get(rel, []), quoted)
+    return quoted
 
 
-def corrected(text: str, printed: list[tuple[int, str]] | list[list]) -> str:
+def corrected(text: str, printed: Sequence[Sequence], quoted: Quoted | None = None) -> str:
     """``text`` with the output of the example at each line of ``printed`` (0-based, as
-    doctest numbers them) replaced by what was printed: its lines, at the example's indent."""
-    if not printed:
-        return text
+    doctest numbers them) replaced by what was printed: its lines, at the example's indent.
+    The first lines of the examples corrected, and of those with an output that could not
+    be run (printed None), go to ``quoted``."""
     got = {line: output for line, output in printed}
     lines = text.split("\n")
     try:
-        examples = doctest.DocTestParser().get_examples(unfenced(text))
+        examples = doctest.DocTestParser().get_examples(unfenced(text)) if got else []
     except ValueError:
         return text
     for example in reversed(examples):
-        output = got.get(example.lineno)
-        if output is None or _ADDRESS.search(output) or _same(example.want, output):
+        if example.lineno not in got:
+            continue
+        output = got[example.lineno]
+        first = ">>> " + example.source.split("\n", 1)[0].replace("`", "")
+        if output is None:
+            if example.want.strip() and quoted is not None:
+                quoted.unrun.insert(0, first)
+            continue
+        if _ADDRESS.search(output) or _same(example.want, output):
             continue
         start = example.lineno + example.source.count("\n")
         end = start + example.want.count("\n")
         lines[start:end] = [" " * example.indent + line if line else "" for line in output.rstrip("\n").split("\n")]
+        if quoted is not None:
+            quoted.fixed.insert(0, first)
     return "\n".join(lines)
 
 

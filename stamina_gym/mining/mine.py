@@ -1073,7 +1073,7 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures, rewritten, described, calls, warned,
                                    whole, options, shown.docs)  # fmt: skip
         if shown.docs_printed:
-            spec["prompts"] = [prompt + "\n\n" + doc_examples.PRINTED for prompt in spec["prompts"]]
+            spec["prompts"] = [prompt + "\n\n" + shown.docs_printed for prompt in spec["prompts"]]
         if wording:
             line = "\n\nWording the tests compare, exactly: " + "; ".join(f"`{text}`" for text in wording) + "."
             spec["prompts"] = [prompt + line for prompt in spec["prompts"]]
@@ -1104,8 +1104,9 @@ class _Shown:
     whole: list[str]
     tests: set[str]
     """The tests (ids under the tests folder) one of whose checks the prompt shows."""
-    docs_printed: bool = False
-    """Whether an example of ``docs`` is quoted as the release prints it, not as its page has it."""
+    docs_printed: str = ""
+    """What the prompt says of the examples ``docs`` quotes as the release prints them, or
+    could not run (``doc_examples.Quoted.told``)."""
 
     def told(self, tid: str) -> bool:
         """Whether the prompt tells what ``tid`` checks: its notes name it, or it shows one
@@ -1134,14 +1135,13 @@ def _shown(trees, snapshots: Sequence[Snapshot], previous: int, index: int, test
     thin = len(notes) < THIN_NOTES
     described = docstrings([*added, *rewritten], public_after) if thin else []
     docs = doc_changes(snapshots[previous].files, snapshot.files, notes)
-    printed = False
+    printed = ""
     if docs and sandbox is not None and scratch is not None:
         pages = doc_pages(snapshots[previous].files, snapshot.files)
-        quoted = [{**snapshots[i].files, **doc_examples.as_printed(sandbox, trees[i][0], {rel: snapshots[i].files[rel] for rel in pages
-                                                                                         if rel in snapshots[i].files}, scratch)}
-                  for i in (previous, index)]  # fmt: skip
-        as_printed = doc_changes(*quoted, notes)
-        docs, printed = as_printed, as_printed != docs
+        quoted = [doc_examples.as_printed(sandbox, trees[i][0], {rel: snapshots[i].files[rel] for rel in pages if rel in snapshots[i].files},
+                                          scratch) for i in (previous, index)]  # fmt: skip
+        docs = doc_changes({**snapshots[previous].files, **quoted[0].pages}, {**snapshot.files, **quoted[1].pages}, notes)
+        printed = quoted[1].told(docs)
     sources = _TestSources(trees[index][1])
     # calls of what the step adds or changes; else of any public function (a fix inside
     # a private helper shows through the public call the tests make: parse.parse(...))
