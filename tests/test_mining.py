@@ -1075,6 +1075,10 @@ def test_what_a_step_adds_to_the_documentation_is_in_its_prompt_and_names_its_te
              "CHANGES": "2\n\nVarious bug fixes.\n", "docs/api.rst": "shout(text, lock=None)\n", "docs/_build/x.txt": "built\n"}  # fmt: skip
     assert doc_changes(before, after, "Various bug fixes.") == "A lock keeps two shouts apart.\n...\nshout(text, lock=None)"
     assert doc_changes(before, after, limit=1) == "Various bug fixes.\n... (4 more lines)"
+    # a page that became a copy of another (a link until then) adds nothing the other does not
+    linked = {"README": "README.md", "README.md": "Shout\n=====\n\nIt shouts.\n"}
+    copied = {"README": "Shout\n=====\n\nIt shouts loudly.\n", "README.md": "Shout\n=====\n\nIt shouts loudly.\n"}
+    assert doc_changes(linked, copied) == "It shouts loudly."
 
     seed = Snapshot("1", "R1", files={"shout.py": "def shout(text):\n    return text\n", "README.rst": "Shout.\n",
                                       "tests/test_shout.py": "def test_none():\n    pass\n"})  # fmt: skip

@@ -1177,9 +1177,17 @@ _BADGE = re.compile(r"\s*(\[!\[|!\[|\.\. (image|figure)::|:target:|<img )")
 
 
 def doc_pages(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
-    """The documentation pages (not the changelog) a step changes: its README first."""
-    return sorted((rel for rel in after if _DOCS.match(rel) and not _CHANGELOG_NAMES.search(rel) and after[rel] != before.get(rel)),
-                  key=lambda rel: (not rel.upper().startswith("README"), rel))  # fmt: skip
+    """The documentation pages (not the changelog) a step changes, its README first. Of
+    pages that read the same after it, one is shown: the one whose text before it was the
+    closest (tabulate 0.8.10's ``README``, a link to ``README.md`` until then, became a copy
+    of it: all of it is no addition)."""
+    changed = [rel for rel in after if _DOCS.match(rel) and not _CHANGELOG_NAMES.search(rel) and after[rel] != before.get(rel)]
+    copies: dict[str, list[str]] = {}
+    for rel in changed:
+        copies.setdefault(after[rel], []).append(rel)
+    closest = {max(group, key=lambda rel: difflib.SequenceMatcher(None, before.get(rel, "").splitlines(), text.splitlines()).quick_ratio())
+               for text, group in copies.items()}  # fmt: skip
+    return sorted(closest, key=lambda rel: (not rel.upper().startswith("README"), rel))
 
 
 def doc_changes(before: Mapping[str, str], after: Mapping[str, str], notes: str = "", limit: int = 150, width: int = 400) -> str:
