@@ -1005,7 +1005,7 @@ def test_a_test_the_prompt_does_not_tell_is_left_out_and_a_turn_of_none_is_dropp
     fixes, each pinned by its exact table, which the audit scored 3 as never stated. Where
     the notes are vague, a test counts when they name it or the prompt shows one of its
     checks; a step whose notes name none of its tests and whose only check would be shown
-    whole is dropped."""
+    whole is dropped. A pin on a test left out so no longer holds (a build said nothing)."""
     seed = Snapshot("1", "R1", files={"shout.py": "def shout(text):\n    return text\n",
                                       "tests/test_shout.py": "from shout import shout\n\n\ndef test_none():\n    pass\n"})  # fmt: skip
     tests = ("from shout import shout\n\n\nclass Box:\n    text = ' a '\n\n\n"
@@ -1034,6 +1034,10 @@ def test_a_test_the_prompt_does_not_tell_is_left_out_and_a_turn_of_none_is_dropp
     assert report["steps"][0]["untold"] == kept.untold
     prompt = load_task_dir(result.task).turns[0].spec.prompts[0]
     assert "shout('a') == 'A'" in prompt and "boxed" not in prompt
+    # a manifest's pin on a test the prompt does not tell no longer holds, and says so
+    pinned = {"2": ["test_shout.py::test_upper_case", "test_shout.py::test_a_boxed_text_is_trimmed"]}
+    again = mine([seed, fixes], tmp_path / "pinned", runs=1, pinned=pinned)
+    assert again.steps[0].pin_broken == ["test_shout.py::test_a_boxed_text_is_trimmed"], again.steps[0]
 
 
 def test_a_short_option_the_tests_pass_and_nothing_spells_is_named():

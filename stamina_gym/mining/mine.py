@@ -549,6 +549,8 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
             told = _told(trees, snapshots, state, index, [tid for tid in step.tests if tid not in unchanged])
             step.untold = [tid for tid in step.tests if tid not in told and tid not in unchanged]
             step.tests = [tid for tid in step.tests if tid in told or tid in unchanged]
+            if pins is not None:  # a pinned test the prompt no longer tells breaks its pin
+                step.pin_broken += sorted(tid.split("/", 1)[1] for tid in step.untold)
             if not told:
                 step.reason = (f"its notes name none of its {len(step.untold)} test(s), and a prompt could show their "
                                "checks only by showing every one")  # fmt: skip
