@@ -1040,6 +1040,23 @@ def test_a_test_the_prompt_does_not_tell_is_left_out_and_a_turn_of_none_is_dropp
     assert again.steps[0].pin_broken == ["test_shout.py::test_a_boxed_text_is_trimmed"], again.steps[0]
 
 
+def test_what_a_test_checks_is_said_in_its_docstring_where_it_has_one():
+    """Fails where a prompt listed what the tests check by their names alone: tabulate
+    0.7.3's "list of dicts with list of headers" left out the ValueError its docstring
+    states, and readers scored it 2 as never told."""
+    from stamina_gym.mining.mine import _behaviours, _TestSources
+
+    tests = ('def test_list_of_dicts_with_list_of_headers():\n'
+             '    "Input: a list of headers for a list of dicts, raise ValueError (issue #23)"\n\n\n'
+             'class TestFormat:\n    def test_plain(self):\n        pass\n\n'
+             '    def test_braced(self):\n        """Braces {{ x }} stay.\n\n        More."""\n')  # fmt: skip
+    ids = ["01-r/test_input.py::test_list_of_dicts_with_list_of_headers", "01-r/test_input.py::TestFormat::test_plain",
+           "01-r/test_input.py::TestFormat::test_braced[1]"]  # fmt: skip
+    assert _behaviours(ids, _TestSources({"test_input.py": tests})) == [
+        "Input: a list of headers for a list of dicts, raise ValueError (issue #23)", "plain", "braced[1]"]
+    assert _behaviours(ids) == ["list of dicts with list of headers", "plain", "braced[1]"]
+
+
 def test_a_short_option_the_tests_pass_and_nothing_spells_is_named():
     """Fails where only the interface check's long options were named: tabulate 0.7.5's
     notes give ``--float`` and its test runs the script with ``-F`` too, which the audit

@@ -1065,15 +1065,16 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         # that no prompt so far, the seed or the support code gives, shown word for word; the
         # examples are left out of that reading: `from ct.cache import Cache` in an example
         # does not say that a warning's message names `ct.cache`
-        options = short_options(_TestSources(trees[index][1]), [tid.split("/", 1)[1] for tid in tests], before, shown.notes)
+        sources = _TestSources(trees[index][1])
+        options = short_options(sources, [tid.split("/", 1)[1] for tid in tests], before, shown.notes)
         spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures, rewritten, described,
-                                   options=options, docs=shown.docs)  # fmt: skip
+                                   options=options, docs=shown.docs, sources=sources)  # fmt: skip
         (folder / "turn.yaml").write_text(REVIEW_NOTE + _dump(spec), encoding="utf-8")
         task = load_task_dir(out)
         untold = exact_text.check_turn(task, next(t for t in task.turns if t.id == turn_id), {})
         wording = list(dict.fromkeys(piece.original for piece in untold))[:MAX_SHOWN_WORDING]
         spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures, rewritten, described, calls, warned,
-                                   whole, options, shown.docs)  # fmt: skip
+                                   whole, options, shown.docs, sources)  # fmt: skip
         if shown.docs_printed:
             spec["prompts"] = [prompt + "\n\n" + shown.docs_printed for prompt in spec["prompts"]]
         if wording:
@@ -1743,28 +1744,47 @@ def short_options(sources: "_TestSources", tests: Sequence[str], before: Mapping
     return found
 
 
-def _behaviours(tests: Sequence[str]) -> list[str]:
-    """What the turn's tests check, in words taken from their names
-    (``TestParse::test_width_str`` -> ``width str``)."""
+def _behaviours(tests: Sequence[str], sources: "_TestSources | None" = None) -> list[str]:
+    """What the turn's tests check: the first line of a test's docstring, its author's words
+    for what it checks (tabulate 0.7.3's ``test_list_of_dicts_with_list_of_headers`` says
+    "Input: a list of headers for a list of dicts, raise ValueError (issue #23)"), else
+    words taken from its name (``TestParse::test_width_str`` -> ``width str``)."""
     words = []
     for tid in tests:
         name = tid.rsplit("::", 1)[-1]
         text = re.sub(r"^test_?", "", name).replace("_", " ").strip()
-        if text:
-            words.append(text)
+        said = _docstring_line(sources, tid.split("/", 1)[-1]) if sources is not None else ""
+        if said or text:
+            words.append(said or text)
     return list(dict.fromkeys(words))
+
+
+def _docstring_line(sources: "_TestSources", tid: str, width: int = 160) -> str:
+    """The first line of test ``tid``'s docstring (id under the tests folder), as a prompt
+    can show it: no backticks, nothing a template reading takes for a tag, at most ``width``."""
+    rel, *names = tid.split("::")
+    source = sources.source(rel, [name.split("[", 1)[0] for name in names])
+    try:
+        function = ast.parse(textwrap.dedent(source or "")).body
+    except SyntaxError:
+        return ""
+    doc = ast.get_docstring(function[0]) if function and isinstance(function[0], (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    line = (doc or "").strip().split("\n", 1)[0].replace("`", "").strip()
+    return "" if _TEMPLATE.search(line) or len(line) > width else line.rstrip(".")
 
 
 def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfaces.Use], added: Sequence[str],
              tests: Sequence[str], folded: Sequence[Snapshot] = (), signatures: Sequence[str] = (),
              rewritten: Sequence[str] = (), described: Sequence[str] = (), calls: Sequence[str] = (),
-             warned: Sequence[str] = (), whole: Sequence[str] = (), options: Sequence[str] = (), docs: str = "") -> list[str]:  # fmt: skip
+             warned: Sequence[str] = (), whole: Sequence[str] = (), options: Sequence[str] = (), docs: str = "",
+             sources: "_TestSources | None" = None) -> list[str]:  # fmt: skip
     """Two drafts of the turn's request: the message or changelog entry (those of the
     ``folded`` steps before it first, each under its title), the public names the step
     adds, the existing public functions it ``rewritten``, the ``signatures`` it adds or
     changes, what their docstrings say where the notes are thin (``described``), example
     ``calls`` with their results, what its tests expect to ``warned``, short checks shown
-    ``whole`` where no example shows them, what its tests check (from their names), the
+    ``whole`` where no example shows them, what its tests check (from their docstrings in
+    ``sources``, else their names), the
     files (Python first), and every name the tests use that the agent was not yet told, with
     the short command-line ``options`` they pass."""
     names = ", ".join(dict.fromkeys([*(_spelt(use) for use in missing), *(f"`{option}`" for option in options)]))
@@ -1774,7 +1794,7 @@ def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfa
     paths = sorted(paths, key=lambda rel: not rel.endswith(".py"))
     where = ", ".join(f"`{p}`" for p in paths[:8]) + (" and more" if len(paths) > 8 else "")
     new = ", ".join(f"`{name}`" for name in added[:10])
-    checks = "; ".join(_behaviours(tests)[:10])
+    checks = "; ".join(_behaviours(tests, sources)[:10])
     first = f"{snapshot.title}." + (f"\n\n{body}" if body else "")
     if docs:
         first += f"\n\nWhat it adds to the documentation:\n```\n{docs}\n```"
