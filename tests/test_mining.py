@@ -1123,9 +1123,10 @@ def test_a_documentation_example_is_quoted_as_the_release_prints_it(tmp_path):
               "Single words:\n\n    >>> shout('b')\n    'B'\n    >>> print shout('d')\n    d\n    >>> import StringIO\n"
               "    >>> buffer = StringIO.StringIO('c')\n    >>> print(shout(buffer.getvalue()))\n    c\n")  # fmt: skip
     seed = Snapshot("1", "R1", files={"shout.py": "def shout(text):\n    return text\n", "README.md": "Shout.\n",
-                                      "tests/test_shout.py": "def test_none():\n    pass\n"})  # fmt: skip
+                                      "README": "README.md", "tests/test_shout.py": "def test_none():\n    pass\n"})  # fmt: skip
+    # README, a link until then, becomes a copy: the page is quoted once
     step = Snapshot("2", "R2", "Shouting is in capitals now.", files={
-        "shout.py": "def shout(text):\n    return text.upper()\n", "README.md": readme,
+        "shout.py": "def shout(text):\n    return text.upper()\n", "README.md": readme, "README": readme,
         "tests/test_shout.py": "from shout import shout\n\n\ndef test_shouting_capitals():\n    assert shout('a') == 'A'\n"})  # fmt: skip
     result = mine([seed, step], tmp_path / "documented", runs=1)
     prompts = load_task_dir(result.task).turns[0].spec.prompts
@@ -1138,9 +1139,10 @@ def test_a_documentation_example_is_quoted_as_the_release_prints_it(tmp_path):
         assert fixed.splitlines()[1:] == ["- >>> print(shout('a'))", "- >>> print shout('d')", ""]
         assert unrun.splitlines()[1:] == ["- >>> print(shout(buffer.getvalue()))"]  # not `import StringIO`: it shows no output
         assert "\npython\n" not in prompt  # a fence is a blank line, not its language's name
+        assert prompt.count("Single words:") == 1
 
     # no example printing otherwise, no such sentence
-    step.files["README.md"] = readme.replace("\na\n", "\nA\n").replace("    d\n", "    D\n")
+    step.files["README.md"] = step.files["README"] = readme.replace("\na\n", "\nA\n").replace("    d\n", "    D\n")
     result = mine([seed, step], tmp_path / "documented-right", runs=1)
     assert not any("Run on this release" in prompt for prompt in load_task_dir(result.task).turns[0].spec.prompts)
 

@@ -1143,7 +1143,9 @@ def _shown(trees, snapshots: Sequence[Snapshot], previous: int, index: int, test
         pages = doc_pages(snapshots[previous].files, snapshot.files)
         quoted = [doc_examples.as_printed(sandbox, trees[i][0], {rel: snapshots[i].files[rel] for rel in pages if rel in snapshots[i].files},
                                           scratch) for i in (previous, index)]  # fmt: skip
-        docs = doc_changes({**snapshots[previous].files, **quoted[0].pages}, {**snapshot.files, **quoted[1].pages}, notes)
+        # the pages as their texts chose them: a copy quoted as printed differs from the page it copies
+        docs = doc_changes({**snapshots[previous].files, **quoted[0].pages}, {**snapshot.files, **quoted[1].pages}, notes,
+                           pages=pages)  # fmt: skip
         printed = quoted[1].told(docs)
     sources = _TestSources(trees[index][1])
     # calls of what the step adds or changes; else of any public function (a fix inside
@@ -1193,7 +1195,8 @@ def doc_pages(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
     return sorted(closest, key=lambda rel: (not rel.upper().startswith("README"), rel))
 
 
-def doc_changes(before: Mapping[str, str], after: Mapping[str, str], notes: str = "", limit: int = 150, width: int = 400) -> str:
+def doc_changes(before: Mapping[str, str], after: Mapping[str, str], notes: str = "", limit: int = 150, width: int = 400,
+                pages: Sequence[str] | None = None) -> str:  # fmt: skip
     """The lines a step adds to the project's documentation (``before`` and ``after`` are
     its snapshots' files: the README first, then the docs folder's pages), hunk by hunk,
     without those its ``notes`` already hold (tabulate's README carries its changelog) and
@@ -1202,10 +1205,11 @@ def doc_changes(before: Mapping[str, str], after: Mapping[str, str], notes: str 
     as options; parse's README is where a new format type says what it matches. Backticks
     are dropped: an example call in the docs (packaging's ``SpecifierSet("<4")``) is prose
     there, not the signature a prompt's backticked call tells (``stamina_gym.signatures``);
-    a markdown fence (```` ```python ````) is a blank line."""
+    a markdown fence (```` ```python ````) is a blank line. ``pages``: those to read, if not
+    ``doc_pages(before, after)``."""
     said = {line.strip() for line in notes.splitlines() if line.strip()}
     hunks: list[list[str]] = []
-    for rel in doc_pages(before, after):
+    for rel in doc_pages(before, after) if pages is None else pages:
         hunk: list[str] = []
         for line in difflib.unified_diff(before.get(rel, "").splitlines(), after[rel].splitlines(), n=0, lineterm=""):
             if line.startswith("@@"):
