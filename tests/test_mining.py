@@ -1147,6 +1147,18 @@ def test_a_documentation_example_is_quoted_as_the_release_prints_it(tmp_path):
     assert not any("Run on this release" in prompt for prompt in load_task_dir(result.task).turns[0].spec.prompts)
 
 
+def test_documentation_a_step_rewrites_in_other_lines_or_markup_adds_nothing():
+    """Fails where a README rewritten from reST to markdown (tabulate 0.8.7) was all new to
+    the prompt: 150 lines of what the project had always said, cut before what it added."""
+    from stamina_gym.mining.mine import doc_changes
+
+    before = {"README.rst": "Shout\n=====\n\nIt shouts the text it is given,\nloudly::\n\n    >>> shout('a')\n    'A'\n\n"
+                            "See the `Shouting Guide`_.\n\n.. _Shouting Guide: https://example.org/guide\n"}  # fmt: skip
+    after = {"README.md": "Shout\n=====\n\nIt shouts the text\nit is given, loudly:\n\n    >>> shout('a')\n    'A'\n\n"
+                          "See the [Shouting Guide](https://example.org/guide).\n\nIt whispers too.\n\n    >>> shout('a')\n    'a'\n"}  # fmt: skip
+    assert doc_changes(before, after) == "It whispers too.\n\n    >>> shout('a')\n    'a'"
+
+
 def test_a_documentation_line_is_shown_whole_and_a_badge_not_at_all():
     from stamina_gym.mining.mine import doc_changes
 

@@ -1199,7 +1199,8 @@ def doc_changes(before: Mapping[str, str], after: Mapping[str, str], notes: str 
                 pages: Sequence[str] | None = None) -> str:  # fmt: skip
     """The lines a step adds to the project's documentation (``before`` and ``after`` are
     its snapshots' files: the README first, then the docs folder's pages), hunk by hunk,
-    without those its ``notes`` already hold (tabulate's README carries its changelog) and
+    without those its ``notes`` already hold (tabulate's README carries its changelog), or
+    the documentation held before in other words or lines (``_said_before``), and
     at most ``limit`` lines: what an engineer reads of a change besides its notes. tabulate
     0.10.0's README documents the ``"global"`` and ``"same"`` alignments its notes only name
     as options; parse's README is where a new format type says what it matches. Backticks
@@ -1208,21 +1209,28 @@ def doc_changes(before: Mapping[str, str], after: Mapping[str, str], notes: str 
     a markdown fence (```` ```python ````) is a blank line. ``pages``: those to read, if not
     ``doc_pages(before, after)``."""
     said = {line.strip() for line in notes.splitlines() if line.strip()}
+    known = _plain("\n".join(text for rel, text in before.items() if _DOCS.match(rel)))
     hunks: list[list[str]] = []
     for rel in doc_pages(before, after) if pages is None else pages:
+        paragraph = _paragraphs(after[rel])
         hunk: list[str] = []
+        at = 0  # the line of after[rel] the next added line is
         for line in difflib.unified_diff(before.get(rel, "").splitlines(), after[rel].splitlines(), n=0, lineterm=""):
             if line.startswith("@@"):
                 if any(text.strip() for text in hunk):
                     hunks.append(hunk)
                 hunk = []
-            elif (line.startswith("+") and not line.startswith("+++") and line[1:].strip() not in said
-                  and not _BADGE.match(line[1:]) and not _TEMPLATE.search(line)):  # fmt: skip
-                hunk.append("" if doc_examples.FENCE.match(line[1:]) else line[1:].rstrip().replace("`", "")[:width])
+                at = int(re.search(r"\+(\d+)", line).group(1)) - 1
+            elif line.startswith("+") and not line.startswith("+++"):
+                if (line[1:].strip() not in said and not _BADGE.match(line[1:]) and not _TEMPLATE.search(line)
+                        and not _said_before(paragraph[at], known)):  # fmt: skip
+                    hunk.append("" if doc_examples.FENCE.match(line[1:]) else line[1:].rstrip().replace("`", "")[:width])
+                at += 1
         if any(text.strip() for text in hunk):
             hunks.append(hunk)
     lines: list[str] = []
     for hunk in hunks:
+        hunk = [line for i, line in enumerate(hunk) if line.strip() or (0 < i and hunk[i - 1].strip())]  # one blank line at most
         while not hunk[0].strip():
             hunk.pop(0)
         while not hunk[-1].strip():
@@ -1231,6 +1239,33 @@ def doc_changes(before: Mapping[str, str], after: Mapping[str, str], notes: str 
     if len(lines) > limit:
         lines = [*lines[:limit], f"... ({len(lines) - limit} more lines)"]
     return "\n".join(lines).strip("\n")
+
+
+def _plain(text: str) -> str:
+    """``text`` as words: markup (backticks, emphasis, headings' rules, escapes, links'
+    targets, reST's ``::``) and line breaks aside (not case: an example's output may be
+    all that changed)."""
+    text = re.sub(r"\]\([^)\s]*\)", " ", text)  # a markdown link's target: reST writes it apart
+    return " ".join(re.sub(r"[`*_\\#>|=~:\[\]-]+", " ", text).split())
+
+
+def _paragraphs(text: str) -> list[str]:
+    """For each line of ``text``, its paragraph (the lines between blank ones) as ``_plain`` words."""
+    lines = text.splitlines()
+    of: list[str] = []
+    start = 0
+    for end in [*(i for i, line in enumerate(lines) if not line.strip()), len(lines)]:
+        words = _plain("\n".join(lines[start:end]))
+        of += [words] * (end - start) + ([""] if end < len(lines) else [])
+        start = end + 1
+    return of
+
+
+def _said_before(paragraph: str, known: str) -> bool:
+    """Whether a paragraph (``_plain``) was already in ``known`` (the documentation before
+    the step, ``_plain``), word for word, wherever its line breaks, markup and page were:
+    tabulate 0.8.7 rewrote README.rst as README.md, rewrapping its paragraphs."""
+    return bool(paragraph) and f" {paragraph} " in f" {known} "
 
 
 def changed_signatures(before: Mapping[str, str], after: Mapping[str, str], tests: Sequence[str] = (), limit: int = 12) -> list[str]:
