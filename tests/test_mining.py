@@ -1147,6 +1147,25 @@ def test_a_documentation_example_is_quoted_as_the_release_prints_it(tmp_path):
     assert not any("Run on this release" in prompt for prompt in load_task_dir(result.task).turns[0].spec.prompts)
 
 
+def test_a_documentation_example_that_forges_the_runs_report_is_quoted_as_written(tmp_path):
+    """Fails where the host trusted the report the runner writes: an example of the
+    project's page rewrites it (the report's folder is the one writable mount) and leaves
+    before the runner does, and the miner crashed reading an output that is not text."""
+    from stamina_gym.config import SandboxConfig
+    from stamina_gym.mining.doc_examples import as_printed
+    from stamina_gym.sandbox.local import LocalSandbox
+
+    page = (">>> import json, os\n"
+            ">>> _ = open('/docs/printed.json', 'w').write(json.dumps({'README.md': [[0, 5], [3, 'x']]})); os._exit(0)\n"
+            ">>> print(1)\n2\n")  # fmt: skip
+    sandbox = LocalSandbox(SandboxConfig())
+    try:
+        quoted = as_printed(sandbox, {"m.py": ""}, {"README.md": page}, tmp_path)
+    finally:
+        sandbox.close()
+    assert quoted.pages == {"README.md": page} and not quoted.fixed and not quoted.unrun
+
+
 def test_documentation_a_step_rewrites_in_other_lines_or_markup_adds_nothing():
     """Fails where a README rewritten from reST to markdown (tabulate 0.8.7) was all new to
     the prompt: 150 lines of what the project had always said, cut before what it added."""

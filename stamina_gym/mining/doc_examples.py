@@ -147,13 +147,29 @@ def as_printed(sandbox: Sandbox, product: Mapping[str, str], pages: Mapping[str,
                              mounts=[Mount(stage / "repo", REPO_MOUNT), Mount(stage / "docs", DOCS_MOUNT, writable=True)],
                              timeout=timeout, env={"PYTHONPATH": REPO_MOUNT})  # fmt: skip
         written = stage / "docs" / "printed.json"
-        printed = json.loads(written.read_text(encoding="utf-8")) if result.exit_code == 0 and written.is_file() else {}
+        printed = _read(written) if result.exit_code == 0 and written.is_file() else {}
     finally:
         shutil.rmtree(stage, ignore_errors=True)
     quoted = Quoted({})
     for rel, text in pages.items():
         quoted.pages[rel] = corrected(text, printed.get(rel, []), quoted)
     return quoted
+
+
+def _read(path: Path) -> dict[str, list[tuple[int, str | None]]]:
+    """What the run wrote, where it has the runner's shape: the pages' code wrote that file
+    and could have written anything, so anything else counts as nothing run."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {rel: [(line, got) for line, got in runs]
+            for rel, runs in data.items()
+            if isinstance(rel, str) and isinstance(runs, list)
+            and all(isinstance(run, list) and len(run) == 2 and isinstance(run[0], int) and isinstance(run[1], (str, type(None)))
+                    for run in runs)}  # fmt: skip
 
 
 def corrected(text: str, printed: Sequence[Sequence], quoted: Quoted | None = None) -> str:
