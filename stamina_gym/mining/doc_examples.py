@@ -94,6 +94,7 @@ with open(sys.argv[2], "w", encoding="utf-8") as out:
     json.dump(printed, out)
 """
 
+
 def unfenced(text: str) -> str:
     """``text`` with markdown's code fences blank (line numbers kept)."""
     return "\n".join("" if FENCE.match(line) else line for line in text.split("\n"))
