@@ -1116,9 +1116,9 @@ def test_a_documentation_example_is_quoted_as_the_release_prints_it(tmp_path):
     """Fails where a prompt quoted a README's example as its page has it: tabulate 0.8.3's
     README shows the github format's numbers left-aligned where the release and its tests
     right-align them. The example is run on the release, in the sandbox, and quoted as it
-    prints (a Python 2 print statement too); an example that holds, and one that reads what an example that raised would
-    have bound (a Python 2 import), stay as written, and the prompt names the examples it
-    corrected and those it could not run."""
+    prints (a Python 2 print statement too); an example that holds, and one that reads what
+    an example that raised would have bound (a Python 2 import), stay as written, and the
+    prompt names the examples it corrected and those it could not run."""
     readme = ("Shout.\n\n```python\n>>> from shout import shout\n>>> print(shout('a'))\na\n```\n\n"
               "Single words:\n\n    >>> shout('b')\n    'B'\n    >>> print shout('d')\n    d\n    >>> import StringIO\n"
               "    >>> buffer = StringIO.StringIO('c')\n    >>> print(shout(buffer.getvalue()))\n    c\n")  # fmt: skip
