@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from stamina_gym.mining.sources import write_tree
 from stamina_gym.sandbox import REPO_MOUNT, Mount, Sandbox
 
 DOCS_MOUNT = "/docs"
@@ -135,11 +136,7 @@ def as_printed(sandbox: Sandbox, product: Mapping[str, str], pages: Mapping[str,
         return Quoted(dict(pages))
     stage = Path(tempfile.mkdtemp(prefix="docs-", dir=scratch))
     try:
-        for rel, text in product.items():
-            path = stage / "repo" / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        (stage / "repo").mkdir(exist_ok=True)
+        write_tree(stage / "repo", product)
         (stage / "docs").mkdir()
         (stage / "docs" / "run.py").write_text(_RUNNER, encoding="utf-8")
         (stage / "docs" / "pages.json").write_text(json.dumps(runnable), encoding="utf-8")
@@ -173,7 +170,7 @@ def _read(path: Path) -> dict[str, list[tuple[int, str | None]]]:
                     for run in runs)}  # fmt: skip
 
 
-def corrected(text: str, printed: Sequence[Sequence], quoted: Quoted | None = None) -> str:
+def corrected(text: str, printed: Sequence[Sequence], quoted: Quoted) -> str:
     """``text`` with the output of the example at each line of ``printed`` (0-based, as
     doctest numbers them) replaced by what was printed: its lines, at the example's indent.
     The first lines of the examples corrected, and of those with an output that could not
@@ -190,7 +187,7 @@ def corrected(text: str, printed: Sequence[Sequence], quoted: Quoted | None = No
         output = got[example.lineno]
         first = ">>> " + example.source.split("\n", 1)[0].replace("`", "")
         if output is None:
-            if example.want.strip() and quoted is not None:
+            if example.want.strip():
                 quoted.unrun.insert(0, first)
             continue
         if _ADDRESS.search(output) or _same(example.want, output):
@@ -198,8 +195,7 @@ def corrected(text: str, printed: Sequence[Sequence], quoted: Quoted | None = No
         start = example.lineno + example.source.count("\n")
         end = start + example.want.count("\n")
         lines[start:end] = [" " * example.indent + line if line else "" for line in output.rstrip("\n").split("\n")]
-        if quoted is not None:
-            quoted.fixed.insert(0, first)
+        quoted.fixed.insert(0, first)
     return "\n".join(lines)
 
 

@@ -51,7 +51,7 @@ from stamina_gym.grading.grade import by_base_id
 from stamina_gym.hidden_runner import run_hidden_tests
 from stamina_gym.mining import doc_examples
 from stamina_gym.mining.recipe import RECIPE_FILE, Recipe, write_support
-from stamina_gym.mining.sources import Snapshot
+from stamina_gym.mining.sources import Snapshot, write_tree
 from stamina_gym.sandbox import Sandbox
 from stamina_gym.task import SourceFix, Task, load_task_dir
 
@@ -374,7 +374,7 @@ def mine(
     if not candidates:
         raise ConfigError("no step of the history changes both the product and its tests: nothing to mine")
     out.mkdir(parents=True, exist_ok=True)
-    _write_tree(out / "repo", trees[0][0])
+    write_tree(out / "repo", trees[0][0])
     meta = {"id": task_id, "version": version, "title": title or f"History of {task_id}",
             "description": f"Mined from {len(snapshots)} snapshots ({snapshots[0].ref} to {snapshots[-1].ref}): each turn is "
                            "one step of the project's own history, landing on the agent's code of the turns before.",
@@ -415,7 +415,7 @@ def mine(
                                 "too-large")  # fmt: skip
                     state = base = index
                     shutil.rmtree(out / "repo")
-                    _write_tree(out / "repo", trees[base][0])
+                    write_tree(out / "repo", trees[base][0])
             else:
                 step = _try_step(out, scratch, sandbox, trees, snapshots, state, index, turn_id, kept,
                                  1 if pinned is not None else runs, timeout, None if pinned is None else pinned[snapshot.ref],
@@ -469,7 +469,7 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
     before, after = trees[state][0], trees[index][0]
     patch = diff_trees(before, after)
     folder = out / "turns" / turn_id
-    _write_tree(folder / "tests", trees[index][1])
+    write_tree(folder / "tests", trees[index][1])
     (folder / "reference.patch").write_text(patch, encoding="utf-8")
     _write_yaml(folder / "turn.yaml", {"title": snapshot.title or snapshot.ref, "kind": "feature", "prompts": ["(draft)", "(draft 2)"]})
     try:
@@ -675,7 +675,7 @@ class _Void(Exception):
 def _run(task: Task, turns, tree: Mapping[str, str], scratch: Path, sandbox: Sandbox, timeout: float, only):
     source = Path(tempfile.mkdtemp(prefix="state-", dir=scratch))
     try:
-        _write_tree(source, tree)
+        write_tree(source, tree)
         sandbox.prepare(source)
         hidden = run_hidden_tests(source=source, task=task, turns=turns, sandbox=sandbox, scratch=scratch, timeout=timeout,
                                   only=only)  # fmt: skip
@@ -1137,10 +1137,10 @@ def _shown(trees, snapshots: Sequence[Snapshot], previous: int, index: int, test
     notes = "".join(step.message.strip() for step in steps)
     thin = len(notes) < THIN_NOTES
     described = docstrings([*added, *rewritten], public_after) if thin else []
-    docs = doc_changes(snapshots[previous].files, snapshot.files, notes)
+    pages = doc_pages(snapshots[previous].files, snapshot.files)
+    docs = doc_changes(snapshots[previous].files, snapshot.files, notes, pages=pages)
     printed = ""
     if docs and sandbox is not None and scratch is not None:
-        pages = doc_pages(snapshots[previous].files, snapshot.files)
         quoted = [doc_examples.as_printed(sandbox, trees[i][0], {rel: snapshots[i].files[rel] for rel in pages if rel in snapshots[i].files},
                                           scratch) for i in (previous, index)]  # fmt: skip
         # the pages as their texts chose them: a copy quoted as printed differs from the page it copies
@@ -1891,14 +1891,6 @@ def _slug(title: str) -> str:
     return "-".join(words) or "step"
 
 
-def _write_tree(root: Path, files: Mapping[str, str]) -> None:
-    root.mkdir(parents=True, exist_ok=True)
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-
-
 class _Dumper(yaml.SafeDumper):
     """Multi-line texts (prompts) as literal blocks, as a reviewer edits them."""
 
@@ -1927,12 +1919,12 @@ def diff_trees(before: Mapping[str, str], after: Mapping[str, str]) -> str:
         def git(*args: str) -> str:
             return subprocess.run(["git", *args], cwd=work, env=env, capture_output=True, text=True, check=True).stdout
 
-        _write_tree(work, before)
+        write_tree(work, before)
         git("init", "-q")
         git("add", "-A")
         git("commit", "-q", "--allow-empty", "-m", "before")
         for rel in before:
             (work / rel).unlink()
-        _write_tree(work, after)
+        write_tree(work, after)
         git("add", "-A")
         return git("diff", "--cached", "--find-renames", "--no-color", "--no-ext-diff")

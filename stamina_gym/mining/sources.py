@@ -52,6 +52,15 @@ def _keep(rel: str, data: bytes) -> str | None:
         return None
 
 
+def write_tree(root: Path, files: Mapping[str, str]) -> None:
+    """``files`` (path -> text, a snapshot's or a part of it) written under ``root``."""
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
 # -- git ------------------------------------------------------------------------------------
 
 
