@@ -256,6 +256,11 @@ def test_imports_of_the_tests_package_become_relative():
     none = {"documentation/x.py": "", ".github/workflows/ci.yml": "", "setup.cfg": "", "pyproject.toml": "", "test.py": "",
             "README.rst": "", "tox.ini": "", "shop.egg-info/PKG-INFO": "", "LICENSE": "MIT"}  # fmt: skip
     assert split(none) == ({"LICENSE": "MIT"}, {})
+    # nor are the top level's hidden files and folders, lock files and prose pages but the
+    # licence (sqlparse 0.5.4's sdist ships an editor's folder, an agent's notes, pixi.lock)
+    settings = {".idea/workspace.xml": "<x/>", ".claude/settings.json": "{}", ".python-version": "3.12", "pixi.lock": "",
+                "AGENTS.md": "notes", "release-procedure.md": "", "LICENSE.md": "MIT", "shop/.hidden.py": "X = 1\n"}  # fmt: skip
+    assert split(settings) == ({"LICENSE.md": "MIT", "shop/.hidden.py": "X = 1\n"}, {})
     # a module named like a test that holds none is the product's (markdown.test_tools)
     assert product == {"shop/a.py": "A = 1\n", "shop/test_tools.py": "class TestCase:\n    pass\n"}
     assert tests == {"sub/test_b.py": "from ..sub.helpers import h\n", "test_top.py": "def test_x():\n    pass\n"}

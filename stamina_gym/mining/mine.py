@@ -57,15 +57,17 @@ from stamina_gym.task import SourceFix, Task, load_task_dir
 
 #: Path parts and file names that make a file a test file.
 TEST_FOLDERS = frozenset({"tests", "test", "testing"})
-#: Files that are no product code: documentation, prose, CI and packaging files, and the
+#: Files that are no product code: documentation, prose, CI and packaging files, the
+#: top level's hidden files and folders (CI, editor and tool settings: sqlparse 0.5.4's sdist
+#: ships ``.idea/``), its lock files and its prose pages other than the licence, and the
 #: scripts named ``test.py``/``tests.py`` that pytest does not collect. They are in no
 #: snapshot's product, so no reference patch carries them (a recipe's ``ignore`` adds more).
 NOT_PRODUCT = re.compile(
-    r"^(docs?|doc-src|documentation|examples?|benchmarks?|\.github|\.circleci|[^/]+\.egg-info)/"
+    r"^(docs?|doc-src|documentation|examples?|benchmarks?|[^/]+\.egg-info)/"
     r"|^(CHANGE|CHANGES|CHANGELOG|HISTORY|NEWS|README|AUTHORS|CONTRIBUTING)"
-    r"|^(setup\.py|setup\.cfg|pyproject\.toml|MANIFEST\.in|PKG-INFO|tox\.ini|noxfile\.py|\.travis\.yml|appveyor\.yml"
-    r"|\.coveragerc|\.gitignore|\.gitattributes|\.pre-commit-config\.yaml|Makefile|requirements[^/]*\.txt)$"
-    r"|(^|/)tests?\.py$",
+    r"|^(setup\.py|setup\.cfg|pyproject\.toml|MANIFEST\.in|PKG-INFO|tox\.ini|noxfile\.py|appveyor\.yml"
+    r"|Makefile|requirements[^/]*\.txt|[^/]+\.lock|(?!LICEN[CS]E|COPYING)[^/]+\.(md|rst))$"
+    r"|^\.|(^|/)tests?\.py$",
     re.IGNORECASE,
 )
 #: The most pieces of exact wording (an error's message, printed output) one prompt shows.
