@@ -413,6 +413,11 @@ def test_a_releases_changelog_entry_is_found_in_a_changelog_or_the_readmes_histo
     # a wrapped line that starts with a version number is no other release's
     wrapped = "1.5.0\n-----\n\n- Removed support for Python 2.4. This is because py.test no longer supports\n  2.4.\n\n- Lazy moves.\n\n1.4.1\n-----\n\n- x\n"
     assert _changelog_entry({"CHANGES": wrapped}, "1.5.0").endswith("supports\n  2.4.\n- Lazy moves.")
+    # the next release's heading has the words this one's has before its version, and a
+    # release date in words is no change (sqlparse's CHANGELOG ran on into 0.3.0's entry)
+    worded = "Release 0.3.1 (Feb 29, 2020)\n----\n\n* Add HQL keywords.\n\n\nRelease 0.3.0 (Mar 11, 2019)\n----\n\n* Add UPSERT.\n"
+    assert _changelog_entry({"CHANGELOG": worded}, "0.3.1") == "* Add HQL keywords."
+    assert _changelog_entry({"CHANGELOG": worded}, "0.3.0") == "* Add UPSERT."
 
 
 def test_a_mining_that_keeps_nothing_leaves_its_reasons_classified(tmp_path):

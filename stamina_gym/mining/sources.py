@@ -284,6 +284,10 @@ def _unpack(archive: Path) -> dict[str, str]:
 _CHANGELOGS = re.compile(r"^(docs?/)?(CHANGE|CHANGES|CHANGELOG|HISTORY|NEWS|RELEASE|README)", re.IGNORECASE)
 
 
+#: A release's date in words (``Feb 29, 2020``, ``29 February 2020``), which says nothing of its changes.
+_DATE = r"\(?(\w{3,9}\.? \d{1,2}(st|nd|rd|th)?,? \d{4}|\d{1,2} \w{3,9}\.? \d{4})\)?"
+
+
 def _changelog_entry(files: dict[str, str], version: str) -> str:
     """The section of the project's changelog about ``version`` (a changelog, history or
     news file, else the README's version history, where the version starts its line): from
@@ -305,9 +309,13 @@ def _changelog_entry(files: dict[str, str], version: str) -> str:
             if not found or len(line) > 100:
                 continue
             own = line[found.end() :].strip(" -:*)(").strip()
-            entry = [own] if own and not re.fullmatch(r"[\W\d-]*|\(?[\d-]{8,}\)?", own) else []
+            entry = [own] if own and not re.fullmatch(r"[\W\d-]*|\(?[\d-]{8,}\)?|" + _DATE, own) else []
+            # The next release's heading: a version at a line's start, or after the words
+            # this one's has before its version (sqlparse's ``Release 0.3.0 (Mar 11, 2019)``).
+            words = line[: line.index(version, found.start())].rstrip("v")
+            same = re.compile(rf"^{re.escape(words)}v?\d+\.\d+") if words.strip(" \t#*-=[") else other
             for follow in lines[start + 1 :]:
-                if other.match(follow) and version not in follow:
+                if (other.match(follow) or same.match(follow)) and version not in follow:
                     break
                 entry.append(follow)
             text = "\n".join(line for line in entry if not set(line.strip()) <= set("=-~^*#")).strip()
