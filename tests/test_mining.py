@@ -100,6 +100,18 @@ from hypothesis import given, strategies
 @given(strategies.integers(min_value=0, max_value=0))
 def test_an_empty_total_for_any_empty_cart(_):
     assert Cart().total() == 0
+
+
+def test_the_docstring_example():
+    import doctest
+
+    def total():
+        '''
+        >>> Cart().total()
+        0
+        '''
+
+    doctest.run_docstring_examples(total, {"Cart": Cart})
 """
 
 
@@ -188,6 +200,9 @@ def test_the_tests_that_fail_before_and_pass_after_become_the_turns_own(mined):
     assert any("test_lucky" in t for t in fix.flaky + fix.not_running)
     # hypothesis would trace a failing example, which the grader stops: never a turn's test
     assert [t.split("::", 1)[1] for t in fix.hypothesis] == ["test_an_empty_total_for_any_empty_cart"]
+    # nor is one that runs doctest's runner, which sets sys.settrace: one run of it would
+    # void the step's every test (toolz's test_doctests)
+    assert [t.split("::", 1)[1] for t in fix.stopped] == ["test_the_docstring_example"]
 
 
 def test_a_changed_requirement_retires_the_earlier_test_it_contradicts(mined):

@@ -280,6 +280,10 @@ class Step:
     hypothesis: list[str] = field(default_factory=list)
     """Tests hypothesis drives (``@given``), never run nor kept: when one fails, hypothesis
     traces the failing example, which the grader's audit hook takes for tampering."""
+    stopped: list[str] = field(default_factory=list)
+    """Tests that call what the grader's audit hook stops (``AUDITED_CALLS``: doctest's
+    runner sets ``sys.settrace``, toolz's ``test_doctests``; ``gc.get_referrers``): never run
+    nor kept, since one run of them voids the run of every test of the step."""
     doubles: list[str] = field(default_factory=list)
     """Tests whose checks read how the product used a test double (a counted lock's count, a
     mock's calls): the implementation's steps, which no release note states. Left out."""
@@ -491,6 +495,8 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
             # grader takes for tampering: an honest agent would be paid as a forger.
             if sources.uses_hypothesis(rel, names):
                 step.hypothesis.append(tid)
+            elif sources.calls_audited(rel, names):
+                step.stopped.append(tid)
             elif sources.reads_doubles(tid.removeprefix(f"{turn_id}/")):
                 step.doubles.append(tid)
             else:
@@ -500,8 +506,8 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
             step.pin_broken = sorted(pin for pin in pins if f"{turn_id}/{pin}" not in ids)  # no longer collected
             ids = [tid for tid in ids if tid in wanted]
         if not ids:
-            but = [what for what, tests in (("hypothesis-driven ones", step.hypothesis), ("ones that read test doubles", step.doubles))
-                   if tests]  # fmt: skip
+            but = [what for what, tests in (("hypothesis-driven ones", step.hypothesis), ("ones that read test doubles", step.doubles),
+                                            ("ones that call what the grader stops", step.stopped)) if tests]  # fmt: skip
             step.reason = "its test files hold no test" + (" but " + " and ".join(but) if but else "")
             step.cause = "no-tests"
             return step
@@ -701,6 +707,14 @@ def _unchanged_tests(old: Mapping[str, str], new: Mapping[str, str], ids: Sequen
     return same
 
 
+#: Names whose call the grader's audit hook stops (``harness._BAD_EVENTS``), directly or
+#: through doctest's runner, which sets ``sys.settrace`` back after every example.
+AUDITED_CALLS = frozenset({
+    "settrace", "setprofile", "get_referrers", "get_referents", "get_objects", "_current_frames",
+    "testmod", "testfile", "run_docstring_examples", "DocTestSuite", "DocFileSuite", "DocTestRunner", "DebugRunner",
+})  # fmt: skip
+
+
 class _TestSources:
     """The source of each test function and method of a tests tree, each file parsed once."""
 
@@ -712,10 +726,16 @@ class _TestSources:
         self._own: dict[str, set[str]] = {}
         self._given: set[tuple[str, ...]] = set()
         """(file, name...) of the tests hypothesis drives (``@given``)."""
+        self._audited: set[tuple[str, ...]] = set()
+        """(file, name...) of the tests whose body calls one of ``AUDITED_CALLS``."""
 
     def uses_hypothesis(self, rel: str, names: Sequence[str]) -> bool:
         self._index(rel)
         return (rel, *names) in self._given
+
+    def calls_audited(self, rel: str, names: Sequence[str]) -> bool:
+        self._index(rel)
+        return (rel, *names) in self._audited
 
     def _index(self, rel: str) -> dict[tuple[str, ...], str]:
         if rel not in self._parsed:
@@ -728,17 +748,24 @@ class _TestSources:
             def given(node: ast.AST) -> bool:
                 return any(re.search(r"\bgiven\b", ast.unparse(d)) for d in getattr(node, "decorator_list", []))
 
+            def audited(node: ast.AST) -> bool:
+                return any((isinstance(n, ast.Name) and n.id in AUDITED_CALLS) or (isinstance(n, ast.Attribute) and n.attr in AUDITED_CALLS)
+                           for n in ast.walk(node))  # fmt: skip
+
+            def index(key: tuple[str, ...], node: ast.AST) -> None:
+                found[key] = ast.get_source_segment(text, node) or ""
+                if given(node):
+                    self._given.add((rel, *key))
+                if audited(node):
+                    self._audited.add((rel, *key))
+
             for node in collection.module_level(tree.body):
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    found[(node.name,)] = ast.get_source_segment(text, node) or ""
-                    if given(node):
-                        self._given.add((rel, node.name))
+                    index((node.name,), node)
                 elif isinstance(node, ast.ClassDef):
                     for item in node.body:
                         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                            found[(node.name, item.name)] = ast.get_source_segment(text, item) or ""
-                            if given(item):
-                                self._given.add((rel, node.name, item.name))
+                            index((node.name, item.name), item)
             self._parsed[rel] = found
         return self._parsed[rel]
 
