@@ -1121,6 +1121,10 @@ def test_what_a_step_adds_to_the_documentation_is_in_its_prompt_and_names_its_te
              "CHANGES": "2\n\nVarious bug fixes.\n", "docs/api.rst": "shout(text, lock=None)\n", "docs/_build/x.txt": "built\n"}  # fmt: skip
     assert doc_changes(before, after, "Various bug fixes.") == "A lock keeps two shouts apart.\n...\nshout(text, lock=None)"
     assert doc_changes(before, after, limit=1) == "Various bug fixes.\n... (4 more lines)"
+    # past the limit, the lines that name what the step adds or changes come first (semver
+    # 2.10.0's 150 lines held its deprecations, not what its next_version does)
+    assert doc_changes(before, after, limit=2, names=["shout"]) == "shout(text, lock=None)\n... (4 more lines)"
+    assert doc_changes(before, after, limit=4, names=["Shout.shouts"]) == "Various bug fixes.\n\nA lock keeps two shouts apart.\n... (2 more lines)"
     # a page that became a copy of another (a link until then) adds nothing the other does not
     linked = {"README": "README.md", "README.md": "Shout\n=====\n\nIt shouts.\n"}
     copied = {"README": "Shout\n=====\n\nIt shouts loudly.\n", "README.md": "Shout\n=====\n\nIt shouts loudly.\n"}

@@ -1167,14 +1167,15 @@ def _shown(trees, snapshots: Sequence[Snapshot], previous: int, index: int, test
     thin = len(notes) < THIN_NOTES
     described = docstrings([*added, *rewritten], public_after) if thin else []
     pages = doc_pages(snapshots[previous].files, snapshot.files)
-    docs = doc_changes(snapshots[previous].files, snapshot.files, notes, pages=pages)
+    named = [*added, *rewritten, *(signature.split("(", 1)[0] for signature in signatures)]
+    docs = doc_changes(snapshots[previous].files, snapshot.files, notes, pages=pages, names=named)
     printed = ""
     if docs and sandbox is not None and scratch is not None:
         quoted = [doc_examples.as_printed(sandbox, trees[i][0], {rel: snapshots[i].files[rel] for rel in pages if rel in snapshots[i].files},
                                           scratch) for i in (previous, index)]  # fmt: skip
         # the pages as their texts chose them: a copy quoted as printed differs from the page it copies
         docs = doc_changes({**snapshots[previous].files, **quoted[0].pages}, {**snapshot.files, **quoted[1].pages}, notes,
-                           pages=pages)  # fmt: skip
+                           pages=pages, names=named)  # fmt: skip
         printed = quoted[1].told(docs)
     sources = _TestSources(trees[index][1])
     # calls of what the step adds or changes; else of any public function (a fix inside
@@ -1225,7 +1226,7 @@ def doc_pages(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
 
 
 def doc_changes(before: Mapping[str, str], after: Mapping[str, str], notes: str = "", limit: int = 150, width: int = 400,
-                pages: Sequence[str] | None = None) -> str:  # fmt: skip
+                pages: Sequence[str] | None = None, names: Sequence[str] = ()) -> str:  # fmt: skip
     """The lines a step adds to the project's documentation (``before`` and ``after`` are
     its snapshots' files: the README first, then the docs folder's pages), hunk by hunk,
     without those its ``notes`` already hold (tabulate's README carries its changelog), or
@@ -1236,7 +1237,9 @@ def doc_changes(before: Mapping[str, str], after: Mapping[str, str], notes: str 
     are dropped: an example call in the docs (packaging's ``SpecifierSet("<4")``) is prose
     there, not the signature a prompt's backticked call tells (``stamina_gym.signatures``);
     a markdown fence (```` ```python ````) is a blank line. ``pages``: those to read, if not
-    ``doc_pages(before, after)``."""
+    ``doc_pages(before, after)``. Past ``limit``, the hunks that name one of ``names`` (what
+    the step adds or changes) are kept first, in the pages' order: semver 2.10.0 adds 390
+    lines, and the 150 shown held its deprecations but not what ``next_version`` does."""
     said = {line.strip() for line in notes.splitlines() if line.strip()}
     known = _plain("\n".join(text for rel, text in before.items() if _DOCS.match(rel)))
     hunks: list[list[str]] = []
@@ -1257,17 +1260,34 @@ def doc_changes(before: Mapping[str, str], after: Mapping[str, str], notes: str 
                 at += 1
         if any(text.strip() for text in hunk):
             hunks.append(hunk)
+    hunks = [_trimmed(hunk) for hunk in hunks]
+    total = sum(len(hunk) for hunk in hunks) + len(hunks) - 1
+    if total > limit and names:
+        wanted = re.compile(r"\b(%s)\b" % "|".join(sorted({re.escape(name.rsplit(".", 1)[-1]) for name in names})))
+        first = [i for i, hunk in enumerate(hunks) if any(wanted.search(line) for line in hunk)]
+        chosen: set[int] = set()
+        room = limit
+        for i in [*first, *(i for i in range(len(hunks)) if i not in first)]:
+            if len(hunks[i]) + 1 <= room:
+                chosen.add(i)
+                room -= len(hunks[i]) + 1
+        hunks = [hunk for i, hunk in enumerate(hunks) if i in chosen] or hunks
     lines: list[str] = []
     for hunk in hunks:
-        hunk = [line for i, line in enumerate(hunk) if line.strip() or (0 < i and hunk[i - 1].strip())]  # one blank line at most
-        while not hunk[0].strip():
-            hunk.pop(0)
-        while not hunk[-1].strip():
-            hunk.pop()
         lines += [*(["..."] if lines else []), *hunk]
-    if len(lines) > limit:
-        lines = [*lines[:limit], f"... ({len(lines) - limit} more lines)"]
+    if len(lines) > limit or len(lines) < total:
+        lines = [*lines[:limit], f"... ({total - min(len(lines), limit)} more lines)"]
     return "\n".join(lines).strip("\n")
+
+
+def _trimmed(hunk: list[str]) -> list[str]:
+    """A hunk with one blank line at most in a row, and none at its ends."""
+    hunk = [line for i, line in enumerate(hunk) if line.strip() or (0 < i and hunk[i - 1].strip())]
+    while not hunk[0].strip():
+        hunk.pop(0)
+    while not hunk[-1].strip():
+        hunk.pop()
+    return hunk
 
 
 def _plain(text: str) -> str:
