@@ -1124,7 +1124,12 @@ def test_what_a_step_adds_to_the_documentation_is_in_its_prompt_and_names_its_te
     # past the limit, the lines that name what the step adds or changes come first (semver
     # 2.10.0's 150 lines held its deprecations, not what its next_version does)
     assert doc_changes(before, after, limit=2, names=["shout"]) == "shout(text, lock=None)\n... (4 more lines)"
-    assert doc_changes(before, after, limit=4, names=["Shout.shouts"]) == "Various bug fixes.\n\nA lock keeps two shouts apart.\n... (2 more lines)"
+    # named as code, not in prose ("A lock keeps", "lock=None" name no lock: the lines are cut
+    # where the limit falls), and each name's first hunk before the others naming one
+    assert doc_changes(before, after, limit=1, names=["Shout.lock"]) == "Various bug fixes.\n... (4 more lines)"
+    before = {"docs/api.rst": "Shout\none\ntwo\n"}
+    after = {"docs/api.rst": "Shout\nA lock is kept.\n" + "x\n" * 5 + "one\nUse v.lock, or :func:shout.\ntwo\nshout(3)\n"}
+    assert doc_changes(before, after, limit=4, names=["Shout.lock", "shout"]) == "Use v.lock, or :func:shout.\n...\nshout(3)\n... (7 more lines)"
     # a page that became a copy of another (a link until then) adds nothing the other does not
     linked = {"README": "README.md", "README.md": "Shout\n=====\n\nIt shouts.\n"}
     copied = {"README": "Shout\n=====\n\nIt shouts loudly.\n", "README.md": "Shout\n=====\n\nIt shouts loudly.\n"}

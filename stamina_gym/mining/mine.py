@@ -1167,15 +1167,14 @@ def _shown(trees, snapshots: Sequence[Snapshot], previous: int, index: int, test
     thin = len(notes) < THIN_NOTES
     described = docstrings([*added, *rewritten], public_after) if thin else []
     pages = doc_pages(snapshots[previous].files, snapshot.files)
-    named = [*added, *rewritten, *(signature.split("(", 1)[0] for signature in signatures)]
-    docs = doc_changes(snapshots[previous].files, snapshot.files, notes, pages=pages, names=named)
+    docs = doc_changes(snapshots[previous].files, snapshot.files, notes, pages=pages, names=[*added, *rewritten])
     printed = ""
     if docs and sandbox is not None and scratch is not None:
         quoted = [doc_examples.as_printed(sandbox, trees[i][0], {rel: snapshots[i].files[rel] for rel in pages if rel in snapshots[i].files},
                                           scratch) for i in (previous, index)]  # fmt: skip
         # the pages as their texts chose them: a copy quoted as printed differs from the page it copies
         docs = doc_changes({**snapshots[previous].files, **quoted[0].pages}, {**snapshot.files, **quoted[1].pages}, notes,
-                           pages=pages, names=named)  # fmt: skip
+                           pages=pages, names=[*added, *rewritten])  # fmt: skip
         printed = quoted[1].told(docs)
     sources = _TestSources(trees[index][1])
     # calls of what the step adds or changes; else of any public function (a fix inside
@@ -1238,8 +1237,9 @@ def doc_changes(before: Mapping[str, str], after: Mapping[str, str], notes: str 
     there, not the signature a prompt's backticked call tells (``stamina_gym.signatures``);
     a markdown fence (```` ```python ````) is a blank line. ``pages``: those to read, if not
     ``doc_pages(before, after)``. Past ``limit``, the hunks that name one of ``names`` (what
-    the step adds or changes) are kept first, in the pages' order: semver 2.10.0 adds 390
-    lines, and the 150 shown held its deprecations but not what ``next_version`` does."""
+    the step adds or changes, as code) are kept first, the first to name each name before
+    the others, and shown in the pages' order: semver 2.10.0 adds 390 lines, and the 150
+    shown held its deprecations but not what ``next_version`` does."""
     said = {line.strip() for line in notes.splitlines() if line.strip()}
     known = _plain("\n".join(text for rel, text in before.items() if _DOCS.match(rel)))
     hunks: list[list[str]] = []
@@ -1263,11 +1263,15 @@ def doc_changes(before: Mapping[str, str], after: Mapping[str, str], notes: str 
     hunks = [_trimmed(hunk) for hunk in hunks]
     total = sum(len(hunk) for hunk in hunks) + len(hunks) - 1
     if total > limit and names:
-        wanted = re.compile(r"\b(%s)\b" % "|".join(sorted({re.escape(name.rsplit(".", 1)[-1]) for name in names})))
-        first = [i for i, hunk in enumerate(hunks) if any(wanted.search(line) for line in hunk)]
+        # a name as code: ``v.next_version(...)``, ``:func:semver.VersionInfo.next_version``
+        # (not "match" in prose); the first hunk naming each name, then the others naming one
+        naming = [re.compile(rf"[.:]{re.escape(name)}\b|(?<![\w.]){re.escape(name)}\(")
+                  for name in dict.fromkeys(name.rsplit(".", 1)[-1] for name in names)]  # fmt: skip
+        named = [[i for i, hunk in enumerate(hunks) if any(pattern.search(line) for line in hunk)] for pattern in naming]
+        first = list(dict.fromkeys([*(found[0] for found in named if found), *sorted({i for found in named for i in found})]))
         chosen: set[int] = set()
         room = limit
-        for i in [*first, *(i for i in range(len(hunks)) if i not in first)]:
+        for i in [*first, *(i for i in range(len(hunks)) if i not in first)] if first else ():
             if len(hunks[i]) + 1 <= room:
                 chosen.add(i)
                 room -= len(hunks[i]) + 1
