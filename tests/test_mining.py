@@ -457,6 +457,24 @@ def test_a_mining_that_keeps_nothing_leaves_its_reasons_classified(tmp_path):
     assert report["kept"] == 0 and report["candidates"] == 2
 
 
+def test_a_run_the_grader_voids_on_an_earlier_state_drops_its_step_and_mining_goes_on(tmp_path):
+    """A step's new test is run on the seed and the earlier kept states too; one that makes
+    the grader void its run there (it calls what the audit hook stops, out of the miner's
+    sight) drops that step, where it stopped the whole mining with the void's error."""
+    seed = Snapshot("1", "Release 1", files={"shout.py": "VERSION = 1\n\n\ndef shout(text):\n    return text\n",
+                                             "tests/test_shout.py": "def test_none():\n    pass\n"})  # fmt: skip
+    upper = Snapshot("2", "Release 2: shout in capitals", files={
+        "shout.py": "VERSION = 2\n\n\ndef shout(text):\n    return text.upper()\n",
+        "tests/test_shout.py": "from shout import shout\n\n\ndef test_upper():\n    assert shout('a') == 'A'\n"})  # fmt: skip
+    traced = ("import sys\n\nimport shout as product\nfrom shout import shout\n\n\ndef test_upper():\n    assert shout('a') == 'A'\n\n\n"
+              "def test_bang():\n    if product.VERSION == 1:\n        getattr(sys, 'set' + 'trace')(None)\n    assert shout('a') == 'A!'\n")  # fmt: skip
+    bang = Snapshot("3", "Release 3: shout with a bang", files={
+        "shout.py": "VERSION = 3\n\n\ndef shout(text):\n    return text.upper() + '!'\n", "tests/test_shout.py": traced})  # fmt: skip
+    result = mine([seed, upper, bang], tmp_path / "voided", runs=1)
+    assert [(step.ref, step.status, step.cause) for step in result.steps] == [("2", "kept", ""), ("3", "dropped", "voided")]
+    assert "on an earlier state" in result.steps[1].reason
+
+
 def _wheel(folder: Path, name: str, module: str) -> Path:
     """A pure-Python wheel of one module, made by hand (pip installs it offline)."""
     import base64

@@ -538,12 +538,16 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
         # other, as in a refactor that renames a module, whose import is the requirement.
         # The null agent keeps the seed's code for the whole episode, and an agent may undo a
         # turn: a test that passes on the seed or an earlier kept state would pay for that.
-        for earlier_state in sorted({base, *(i for i, _, _ in kept)} - {state}):
-            if not fail_to_pass:
-                break
-            seen = by_base_id(_run(task, [turn], trees[earlier_state][0], scratch, sandbox, timeout, fail_to_pass), fail_to_pass)
-            step.passes_earlier += [tid for tid in fail_to_pass if seen[tid].status == "passed"]
-            fail_to_pass = [tid for tid in fail_to_pass if seen[tid].status != "passed"]
+        try:
+            for earlier_state in sorted({base, *(i for i, _, _ in kept)} - {state}):
+                if not fail_to_pass:
+                    break
+                seen = by_base_id(_run(task, [turn], trees[earlier_state][0], scratch, sandbox, timeout, fail_to_pass), fail_to_pass)
+                step.passes_earlier += [tid for tid in fail_to_pass if seen[tid].status == "passed"]
+                fail_to_pass = [tid for tid in fail_to_pass if seen[tid].status != "passed"]
+        except _Void as exc:  # on an earlier state too: the step is dropped, and mining goes on
+            step.reason, step.cause = f"the grader voided a run of its tests on an earlier state: {exc}", "voided"
+            return step
         if pins is not None:  # the manifest chose them: each must still fail before and pass after
             step.tests = fail_to_pass
             step.pin_broken += sorted(tid.split("/", 1)[1] for tid in ids if tid not in fail_to_pass)
