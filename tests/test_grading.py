@@ -267,6 +267,26 @@ def test_a_must_fail_canary_negates_an_assertion_where_no_literal_is_compared(pr
     assert not run_canary(source, "test_labels_survive", product_status)
 
 
+def test_no_canary_copies_a_test_whose_run_the_harness_voids():
+    """Fails where a must-fail canary copied toolz's ``test_doctests`` (``doctest.testmod``
+    sets ``sys.settrace`` back) and voided an honest run at random: no canary is made from
+    a test that calls what the audit hook stops, or that hypothesis drives."""
+    module = (
+        "import doctest\nimport gc\nimport unittest\n\nfrom hypothesis import given, strategies\n\nimport toolz\n\n\n"
+        "def test_doctests():\n    assert doctest.testmod(toolz).failed == 0\n\n\n"
+        "@given(strategies.integers())\ndef test_any(n):\n    assert toolz.identity(n) == 3\n\n\n"
+        "def test_identity():\n    assert toolz.identity(3) == 3\n\n\n"
+        "class Referrers(unittest.TestCase):\n    def test_no_cycle(self):\n        self.assertEqual(len(gc.get_referrers(toolz)), 1)\n\n"
+        "    def test_same(self):\n        self.assertEqual(toolz.identity(2), 2)\n"
+    )  # fmt: skip
+    for seed in range(60):
+        made = canaries.must_fail(random.Random(seed), module, "test_made")
+        assert made is not None and "def test_made():\n    assert toolz.identity(3) ==" in made, made
+        method = canaries.must_fail_method(random.Random(seed), module, "test_made")
+        assert method is not None and "def test_made(self):\n        self.assertEqual(toolz.identity(2)," in method[0], method
+    assert canaries.must_fail(random.Random(0), module.replace("def test_identity", "def helper"), "test_made") is None
+
+
 def test_canaries_take_real_names_and_sit_in_real_folders():
     rng = random.Random(5)
     planned = canaries.plan(rng, folders=["03-tags"], present={"03-tags": {"test_tags.py"}},

@@ -47,6 +47,7 @@ from stamina_gym import collection, exact_text, interfaces, pyast
 from stamina_gym.config import SandboxConfig
 from stamina_gym.errors import ConfigError
 from stamina_gym.evaluation.runner import patch_stats
+from stamina_gym.grading.canaries import voids_a_run
 from stamina_gym.grading.grade import by_base_id
 from stamina_gym.hidden_runner import run_hidden_tests
 from stamina_gym.mining import doc_examples
@@ -281,7 +282,7 @@ class Step:
     """Tests hypothesis drives (``@given``), never run nor kept: when one fails, hypothesis
     traces the failing example, which the grader's audit hook takes for tampering."""
     stopped: list[str] = field(default_factory=list)
-    """Tests that call what the grader's audit hook stops (``AUDITED_CALLS``: doctest's
+    """Tests that call what the grader's audit hook stops (``canaries.AUDITED_CALLS``: doctest's
     runner sets ``sys.settrace``, toolz's ``test_doctests``; ``gc.get_referrers``): never run
     nor kept, since one run of them voids the run of every test of the step."""
     doubles: list[str] = field(default_factory=list)
@@ -711,14 +712,6 @@ def _unchanged_tests(old: Mapping[str, str], new: Mapping[str, str], ids: Sequen
     return same
 
 
-#: Names whose call the grader's audit hook stops (``harness._BAD_EVENTS``), directly or
-#: through doctest's runner, which sets ``sys.settrace`` back after every example.
-AUDITED_CALLS = frozenset({
-    "settrace", "setprofile", "get_referrers", "get_referents", "get_objects", "_current_frames",
-    "testmod", "testfile", "run_docstring_examples", "DocTestSuite", "DocFileSuite", "DocTestRunner", "DebugRunner",
-})  # fmt: skip
-
-
 class _TestSources:
     """The source of each test function and method of a tests tree, each file parsed once."""
 
@@ -731,7 +724,7 @@ class _TestSources:
         self._given: set[tuple[str, ...]] = set()
         """(file, name...) of the tests hypothesis drives (``@given``)."""
         self._audited: set[tuple[str, ...]] = set()
-        """(file, name...) of the tests whose body calls one of ``AUDITED_CALLS``."""
+        """(file, name...) of the tests whose body calls one of ``canaries.AUDITED_CALLS``."""
 
     def uses_hypothesis(self, rel: str, names: Sequence[str]) -> bool:
         self._index(rel)
@@ -752,15 +745,11 @@ class _TestSources:
             def given(node: ast.AST) -> bool:
                 return any(re.search(r"\bgiven\b", ast.unparse(d)) for d in getattr(node, "decorator_list", []))
 
-            def audited(node: ast.AST) -> bool:
-                return any((isinstance(n, ast.Name) and n.id in AUDITED_CALLS) or (isinstance(n, ast.Attribute) and n.attr in AUDITED_CALLS)
-                           for n in ast.walk(node))  # fmt: skip
-
             def index(key: tuple[str, ...], node: ast.AST) -> None:
                 found[key] = ast.get_source_segment(text, node) or ""
                 if given(node):
                     self._given.add((rel, *key))
-                if audited(node):
+                if voids_a_run(node) and not given(node):
                     self._audited.add((rel, *key))
 
             for node in collection.module_level(tree.body):
