@@ -1160,14 +1160,14 @@ def _shown(trees, snapshots: Sequence[Snapshot], previous: int, index: int, test
     thin = len(notes) < THIN_NOTES
     described = docstrings([*added, *rewritten], public_after) if thin else []
     pages = doc_pages(snapshots[previous].files, snapshot.files)
-    docs = doc_changes(snapshots[previous].files, snapshot.files, notes, pages=pages, names=[*added, *rewritten])
+    docs = doc_changes(snapshots[previous].files, snapshot.files, notes, pages=pages, names=added)
     printed = ""
     if docs and sandbox is not None and scratch is not None:
         quoted = [doc_examples.as_printed(sandbox, trees[i][0], {rel: snapshots[i].files[rel] for rel in pages if rel in snapshots[i].files},
                                           scratch) for i in (previous, index)]  # fmt: skip
         # the pages as their texts chose them: a copy quoted as printed differs from the page it copies
         docs = doc_changes({**snapshots[previous].files, **quoted[0].pages}, {**snapshot.files, **quoted[1].pages}, notes,
-                           pages=pages, names=[*added, *rewritten])  # fmt: skip
+                           pages=pages, names=added)  # fmt: skip
         printed = quoted[1].told(docs)
     sources = _TestSources(trees[index][1])
     # calls of what the step adds or changes; else of any public function (a fix inside
@@ -1229,8 +1229,8 @@ def doc_changes(before: Mapping[str, str], after: Mapping[str, str], notes: str 
     are dropped: an example call in the docs (packaging's ``SpecifierSet("<4")``) is prose
     there, not the signature a prompt's backticked call tells (``stamina_gym.signatures``);
     a markdown fence (```` ```python ````) is a blank line. ``pages``: those to read, if not
-    ``doc_pages(before, after)``. Past ``limit``, the hunks that name one of ``names`` (what
-    the step adds or changes, as code) are kept first, the first to name each name before
+    ``doc_pages(before, after)``. Past ``limit``, the hunks that name one of ``names`` (the
+    public names the step adds, as code) are kept first, the first to name each name before
     the others, and shown in the pages' order: semver 2.10.0 adds 390 lines, and the 150
     shown held its deprecations but not what ``next_version`` does."""
     said = {line.strip() for line in notes.splitlines() if line.strip()}
