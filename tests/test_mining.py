@@ -525,6 +525,20 @@ def test_a_recipe_names_what_the_project_needs_and_the_steps_are_kept(tmp_path):
     assert test_text.startswith("from . import common as c\nfrom .helpers.helpers_of_mine import BANG\nfrom shout import shout")
 
 
+def test_a_test_dependency_pytest_already_loads_stays_out_of_the_support_folder(tmp_path):
+    """Fails where zipp's jaraco.functools put its own typing_extensions into support/:
+    pytest had loaded the interpreter's before any test ran, the harness found a support
+    module that was not the task's, and every run of every step was voided."""
+    from stamina_gym.mining.recipe import Recipe, install_test_dependencies
+
+    wheels = [_wheel(tmp_path, "loudcheck", "def loud(text):\n    assert text.isupper(), text\n"),
+              _wheel(tmp_path, "iniconfig", "PARSED = True\n")]  # pytest's own dependency  # fmt: skip
+    lines: list[str] = []
+    install_test_dependencies(Recipe(test_dependencies=tuple(map(str, wheels))), tmp_path / "support", lines.append)
+    assert sorted(p.name for p in (tmp_path / "support").iterdir()) == ["loudcheck-1.0.dist-info", "loudcheck.py"]
+    assert any("iniconfig-1.0.dist-info" in line for line in lines)
+
+
 def test_a_test_that_passes_on_the_seed_is_no_turns_test(tmp_path):
     """A release breaks ``shout``, the next fixes it and adds its test, which fails just
     before the fix but passes on the seed: an agent that never touched the code would be

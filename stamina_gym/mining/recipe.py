@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tempfile
 import sys
 from pathlib import Path
 
@@ -123,3 +124,32 @@ def install_test_dependencies(recipe: Recipe, support: Path, progress=lambda lin
         tail = "\n".join((run.stderr or run.stdout).strip().splitlines()[-6:])
         raise ConfigError(f"the recipe's test_dependencies did not install ({' '.join(recipe.test_dependencies)}):\n{tail}")
     shutil.rmtree(support / "bin", ignore_errors=True)
+    for dist in _already_loaded(support):
+        progress(f"  left out of {support.name}/: {dist.name}, which the grading interpreter loads with pytest")
+        for top in _top_levels(dist):
+            target = support / top
+            shutil.rmtree(target) if target.is_dir() else target.unlink(missing_ok=True)
+        shutil.rmtree(dist)
+
+
+def _already_loaded(support: Path) -> list[Path]:
+    """The installed distributions (``*.dist-info``) whose every top-level module pytest
+    already loads in the grading interpreter (zipp's jaraco.functools pulls in
+    typing_extensions): the harness finds them loaded from there before any test runs, and
+    refuses a support module that is not the task's own copy, voiding every run."""
+    with tempfile.TemporaryDirectory() as empty:
+        code = ("import sys, pytest\npytest.main(['-q', '--co', '-p', 'no:cacheprovider', sys.argv[1]])\n"
+                "print('LOADED', *sorted({m.split('.')[0] for m in sys.modules}))")  # fmt: skip
+        probe = subprocess.run([sys.executable, "-I", "-c", code, empty], capture_output=True, text=True, cwd=empty)
+    loaded = set(next((line.split()[1:] for line in probe.stdout.splitlines() if line.startswith("LOADED ")), []))
+    return [dist for dist in sorted(support.glob("*.dist-info"))
+            if (tops := _top_levels(dist)) and {top.removesuffix(".py") for top in tops} <= loaded]  # fmt: skip
+
+
+def _top_levels(dist: Path) -> list[str]:
+    """The top-level module files and package folders a ``*.dist-info`` installed (its RECORD's first parts)."""
+    record = dist / "RECORD"
+    if not record.is_file():
+        return []
+    firsts = {line.split(",", 1)[0].split("/", 1)[0] for line in record.read_text(encoding="utf-8").splitlines() if line.strip()}
+    return sorted(first for first in firsts if not first.endswith((".dist-info", ".data")) and first not in ("..", "__pycache__", "bin"))
