@@ -219,6 +219,37 @@ def test_a_point_straight_in_the_body_must_be_reached_once():
     assert not seal.judge(module.points, "test_add_and_count", [*sent, sent[0]])[0]  # reached twice
 
 
+REPEATED = """
+import functools
+
+
+def twice(test):
+    @functools.wraps(test)
+    def run():
+        for archive in ("zip", "tar"):
+            test(archive)
+    return run
+
+
+@twice
+def test_each_archive(archive):
+    assert shop.open(archive) == 7734
+"""
+
+
+def test_a_point_in_a_test_a_decorator_may_run_again_is_reached_at_least_once():
+    """Fails where zipp's tests, run once for each archive by their ``@pass_alpharep``,
+    were judged reached twice, not once, and every honest run of them failed. Reaching
+    no point is still a failure."""
+    module = seal.compile_module(REPEATED, "t.py", "k")
+    assert [point.reach for point in module.points.values()] == [(1, None)]
+    assert seal.judge(module.points, "test_each_archive", [(1, 7734), (1, 7734)])[0]
+    assert seal.judge(module.points, "test_each_archive", [])[1] == "the check at line 15 was reached 0 times, not at least 1"
+    assert not seal.judge(module.points, "test_each_archive", [(1, 7734), (1, 7735)])[0]
+    marked = seal.compile_module(REPEATED.replace("@twice", "@pytest.mark.slow"), "t.py", "k")
+    assert [point.reach for point in marked.points.values()] == [(1, 1)]
+
+
 LOOPS = """
 import pytest
 

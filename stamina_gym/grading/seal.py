@@ -79,7 +79,8 @@ not one a forger would try first), **guessable** (``True``/``False``/``None``, `
 small integer, a common HTTP status, a value the test itself passes to the code under test)
 or **open** (the sandbox computes the verdict). ``judge`` turns a test's observations
 (``encode`` makes them in the sandbox, plain data with bounds) into its verdict: every
-observation meets its point, and every point straight in the test's body was reached once.
+observation meets its point, and every point straight in the test's body was reached once
+(at least once, in a test a decorator may run more than once).
 """
 
 from __future__ import annotations
@@ -1194,7 +1195,7 @@ class _Compiler(ast.NodeTransformer):
         frozen, guarded = _literal_locals(node)
         self.guarded.append({k: v for k, v in guarded.items() if k not in self.folded[-1]})
         known = _KNOWN.set({**{k: v for k, v in constants.items() if k not in stores}, **frozen, **self.folded[-1]})
-        reach, self.reach = self.reach, (1, 1)
+        reach, self.reach = self.reach, ((1, None) if _may_repeat(node) else (1, 1))
         self.enclosing.append(node)
         try:
             self.generic_visit(node)
@@ -1523,6 +1524,19 @@ def _raises_of(expr: ast.expr) -> tuple[tuple[str, ...], str | None] | None:
 
 #: The id a parametrize case gets when its expected column is taken out of the table.
 CASE_ID = "case{}"
+
+
+#: Decorators that run a test once or not at all: pytest's marks and fixtures, unittest's
+#: skips, and the method kinds.
+_ONCE_DECORATORS = re.compile(r"^(pytest\.)?(mark\.|fixture\b)|^(unittest\.)?(skip|skipIf|skipUnless|expectedFailure)\b"
+                              r"|^(staticmethod|classmethod)$")
+
+
+def _may_repeat(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a decorator of ``function`` may run it more than once a test: any but
+    ``_ONCE_DECORATORS`` (zipp's ``@pass_alpharep`` runs a test once for each of two
+    archives). Its straight points are then reached at least once, not exactly once."""
+    return any(not _ONCE_DECORATORS.match(ast.unparse(decorator)) for decorator in function.decorator_list)
 
 
 def _seal_columns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[Any, ...]]:
