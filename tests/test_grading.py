@@ -270,12 +270,14 @@ def test_a_must_fail_canary_negates_an_assertion_where_no_literal_is_compared(pr
 def test_no_canary_copies_a_test_whose_run_the_harness_voids():
     """Fails where a must-fail canary copied toolz's ``test_doctests`` (``doctest.testmod``
     sets ``sys.settrace`` back) and voided an honest run at random: no canary is made from
-    a test that calls what the audit hook stops, or that hypothesis drives."""
+    a test that calls what the audit hook stops, hands the product its own module (funcy's
+    ``monkey(sys.modules[__name__])`` rebinds the module's ``f``), or that hypothesis drives."""
     module = (
-        "import doctest\nimport gc\nimport unittest\n\nfrom hypothesis import given, strategies\n\nimport toolz\n\n\n"
+        "import doctest\nimport gc\nimport sys\nimport unittest\n\nfrom hypothesis import given, strategies\n\nimport toolz\n\n\n"
         "def test_doctests():\n    assert doctest.testmod(toolz).failed == 0\n\n\n"
         "@given(strategies.integers())\ndef test_any(n):\n    assert toolz.identity(n) == 3\n\n\n"
         "def test_identity():\n    assert toolz.identity(3) == 3\n\n\n"
+        "def test_monkey_module():\n    this_module = sys.modules[__name__]\n    assert toolz.monkey(this_module).f(21) == 42\n\n\n"
         "class Referrers(unittest.TestCase):\n    def test_no_cycle(self):\n        self.assertEqual(len(gc.get_referrers(toolz)), 1)\n\n"
         "    def test_same(self):\n        self.assertEqual(toolz.identity(2), 2)\n"
     )  # fmt: skip

@@ -45,12 +45,15 @@ AUDITED_CALLS = frozenset({
 
 def voids_a_run(function: ast.AST) -> bool:
     """Whether running the test ``function`` makes the harness void the whole run, honest
-    code or not: it calls one of ``AUDITED_CALLS``, or hypothesis drives it (``@given``:
-    failing, hypothesis traces its example). No canary is made from one: a must-fail copy
-    would void an honest agent's run (toolz's ``test_doctests`` runs ``doctest.testmod``)."""
+    code or not: it calls one of ``AUDITED_CALLS``, hands the product its own module
+    (``sys.modules[__name__]``: funcy's ``monkey`` then rebinds the module's ``f``, a
+    grading module's function changed), or hypothesis drives it (``@given``: failing,
+    hypothesis traces its example). No canary is made from one: a must-fail copy would void
+    an honest agent's run (toolz's ``test_doctests`` runs ``doctest.testmod``)."""
     decorators = getattr(function, "decorator_list", [])
     return (any(re.search(r"\bgiven\b", ast.unparse(d)) for d in decorators)
             or any((isinstance(n, ast.Name) and n.id in AUDITED_CALLS) or (isinstance(n, ast.Attribute) and n.attr in AUDITED_CALLS)
+                   or (isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Name) and n.slice.id == "__name__")
                    for n in ast.walk(function)))  # fmt: skip
 
 
