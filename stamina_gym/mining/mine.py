@@ -282,9 +282,10 @@ class Step:
     """Tests hypothesis drives (``@given``), never run nor kept: when one fails, hypothesis
     traces the failing example, which the grader's audit hook takes for tampering."""
     stopped: list[str] = field(default_factory=list)
-    """Tests that call what the grader's audit hook stops (``canaries.AUDITED_CALLS``: doctest's
-    runner sets ``sys.settrace``, toolz's ``test_doctests``; ``gc.get_referrers``): never run
-    nor kept, since one run of them voids the run of every test of the step."""
+    """Tests whose run the grader voids whatever the code does (``canaries.voids_a_run``: one
+    that runs doctest, which sets ``sys.settrace``, toolz's ``test_doctests``; one that hands
+    the product its own module, funcy's ``monkey(sys.modules[__name__])``): never run nor
+    kept, since one run of them voids the run of every test of the step."""
     doubles: list[str] = field(default_factory=list)
     """Tests whose checks read how the product used a test double (a counted lock's count, a
     mock's calls): the implementation's steps, which no release note states. Left out."""
@@ -496,7 +497,7 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
             # grader takes for tampering: an honest agent would be paid as a forger.
             if sources.uses_hypothesis(rel, names):
                 step.hypothesis.append(tid)
-            elif sources.calls_audited(rel, names):
+            elif sources.voids_runs(rel, names):
                 step.stopped.append(tid)
             elif sources.reads_doubles(tid.removeprefix(f"{turn_id}/")):
                 step.doubles.append(tid)
@@ -508,7 +509,7 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
             ids = [tid for tid in ids if tid in wanted]
         if not ids:
             but = [what for what, tests in (("hypothesis-driven ones", step.hypothesis), ("ones that read test doubles", step.doubles),
-                                            ("ones that call what the grader stops", step.stopped)) if tests]  # fmt: skip
+                                            ("ones whose run the grader voids", step.stopped)) if tests]  # fmt: skip
             step.reason = "its test files hold no test" + (" but " + " and ".join(but) if but else "")
             step.cause = "no-tests"
             return step
@@ -724,13 +725,14 @@ class _TestSources:
         self._given: set[tuple[str, ...]] = set()
         """(file, name...) of the tests hypothesis drives (``@given``)."""
         self._audited: set[tuple[str, ...]] = set()
-        """(file, name...) of the tests whose body calls one of ``canaries.AUDITED_CALLS``."""
+        """(file, name...) of the tests whose run the grader voids (``canaries.voids_a_run``),
+        hypothesis-driven ones aside."""
 
     def uses_hypothesis(self, rel: str, names: Sequence[str]) -> bool:
         self._index(rel)
         return (rel, *names) in self._given
 
-    def calls_audited(self, rel: str, names: Sequence[str]) -> bool:
+    def voids_runs(self, rel: str, names: Sequence[str]) -> bool:
         self._index(rel)
         return (rel, *names) in self._audited
 
