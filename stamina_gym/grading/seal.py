@@ -1528,7 +1528,7 @@ CASE_ID = "case{}"
 
 #: Decorators that run a test once or not at all: pytest's marks and fixtures, unittest's
 #: skips, and the method kinds.
-_ONCE_DECORATORS = re.compile(r"^(pytest\.)?(mark\.|fixture\b)|^(unittest\.)?(skip|skipIf|skipUnless|expectedFailure)\b"
+_ONCE_DECORATORS = re.compile(r"^(pytest\.|py\.test\.)?(mark\.|fixture\b)|^(unittest\.)?(skip|skipIf|skipUnless|expectedFailure)\b"
                               r"|^(staticmethod|classmethod)$")
 
 

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import tempfile
 import sys
+import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -140,7 +140,7 @@ def _already_loaded(support: Path) -> list[Path]:
     with tempfile.TemporaryDirectory() as empty:
         code = ("import sys, pytest\npytest.main(['-q', '--co', '-p', 'no:cacheprovider', sys.argv[1]])\n"
                 "print('LOADED', *sorted({m.split('.')[0] for m in sys.modules}))")  # fmt: skip
-        probe = subprocess.run([sys.executable, "-I", "-c", code, empty], capture_output=True, text=True, cwd=empty)
+        probe = subprocess.run([sys.executable, "-I", "-c", code, empty], capture_output=True, text=True, cwd=empty, timeout=300)
     loaded = set(next((line.split()[1:] for line in probe.stdout.splitlines() if line.startswith("LOADED ")), []))
     return [dist for dist in sorted(support.glob("*.dist-info"))
             if (tops := _top_levels(dist)) and {top.removesuffix(".py") for top in tops} <= loaded]  # fmt: skip
