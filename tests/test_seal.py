@@ -250,6 +250,21 @@ def test_a_point_in_a_test_a_decorator_may_run_again_is_reached_at_least_once():
     assert [point.reach for point in marked.points.values()] == [(1, 1)]
 
 
+def test_a_product_decorator_that_never_runs_the_test_earns_nothing():
+    """The forger's side of the relaxed count: a test decorated by the product's own
+    decorator, which returns a wrapper that never calls the test, ends without an exception
+    in the probe, and the judge fails it (reached 0 times); an honest decorator passes."""
+    module = seal.compile_module("from shop import service\n\n\n@service.retried\ndef test_total():\n"
+                                 "    assert service.total() == 7734\n", "t.py", "k")  # fmt: skip
+    honest = types.SimpleNamespace(total=lambda: 7734, retried=lambda test: lambda: [test() for _ in range(2)] and None)
+    forger = types.SimpleNamespace(total=lambda: 0, retried=lambda test: lambda: None)
+    ended, sent = run_probe(module.probe, honest, "test_total")
+    assert ended and seal.judge(module.points, "test_total", sent)[0]
+    ended, sent = run_probe(module.probe, forger, "test_total")
+    assert ended and sent == []
+    assert seal.judge(module.points, "test_total", sent) == (False, "the check at line 6 was reached 0 times, not at least 1")
+
+
 LOOPS = """
 import pytest
 
