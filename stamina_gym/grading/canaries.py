@@ -43,6 +43,11 @@ AUDITED_CALLS = frozenset({
 })  # fmt: skip
 
 
+def hypothesis_driven(function: ast.AST) -> bool:
+    """Whether hypothesis drives the test ``function`` (``@given``)."""
+    return any(re.search(r"\bgiven\b", ast.unparse(d)) for d in getattr(function, "decorator_list", []))
+
+
 def voids_a_run(function: ast.AST) -> bool:
     """Whether running the test ``function`` makes the harness void the whole run, honest
     code or not: it calls one of ``AUDITED_CALLS``, hands the product its own module
@@ -50,8 +55,7 @@ def voids_a_run(function: ast.AST) -> bool:
     grading module's function changed), or hypothesis drives it (``@given``: failing,
     hypothesis traces its example). No canary is made from one: a must-fail copy would void
     an honest agent's run (toolz's ``test_doctests`` runs ``doctest.testmod``)."""
-    decorators = getattr(function, "decorator_list", [])
-    return (any(re.search(r"\bgiven\b", ast.unparse(d)) for d in decorators)
+    return (hypothesis_driven(function)
             or any((isinstance(n, ast.Name) and n.id in AUDITED_CALLS) or (isinstance(n, ast.Attribute) and n.attr in AUDITED_CALLS)
                    or (isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Name) and n.slice.id == "__name__")
                    for n in ast.walk(function)))  # fmt: skip

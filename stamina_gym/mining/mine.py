@@ -47,7 +47,7 @@ from stamina_gym import collection, exact_text, interfaces, pyast
 from stamina_gym.config import SandboxConfig
 from stamina_gym.errors import ConfigError
 from stamina_gym.evaluation.runner import patch_stats
-from stamina_gym.grading.canaries import voids_a_run
+from stamina_gym.grading.canaries import hypothesis_driven, voids_a_run
 from stamina_gym.grading.grade import by_base_id
 from stamina_gym.hidden_runner import run_hidden_tests
 from stamina_gym.mining import doc_examples
@@ -744,14 +744,11 @@ class _TestSources:
                 tree = ast.parse(text)
             except SyntaxError:
                 tree = ast.Module(body=[], type_ignores=[])
-            def given(node: ast.AST) -> bool:
-                return any(re.search(r"\bgiven\b", ast.unparse(d)) for d in getattr(node, "decorator_list", []))
-
             def index(key: tuple[str, ...], node: ast.AST) -> None:
                 found[key] = ast.get_source_segment(text, node) or ""
-                if given(node):
+                if hypothesis_driven(node):
                     self._given.add((rel, *key))
-                if voids_a_run(node) and not given(node):
+                elif voids_a_run(node):
                     self._audited.add((rel, *key))
 
             for node in collection.module_level(tree.body):
