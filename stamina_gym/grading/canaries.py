@@ -92,7 +92,8 @@ def must_fail_method(rng: Random, module: str, name: str) -> tuple[str, str] | N
     rng.shuffle(classes)
     lines = module.splitlines()
     for cls in classes:
-        methods = [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test") and not voids_a_run(n)]
+        methods = [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")
+                   and (cls.name, n.name) not in _voiding(module)]  # fmt: skip
         rng.shuffle(methods)
         for method in methods:
             replaced = _perturbed_assertion(rng, method, lines)
@@ -128,7 +129,7 @@ def must_fail(rng: Random, module: str, name: str, used: set[str] | None = None)
     used = set() if used is None else used
     lines = module.splitlines()
     tests = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name.startswith("test")
-             and node.name not in used and not voids_a_run(node)]  # fmt: skip
+             and node.name not in used and (node.name,) not in _voiding(module)]  # fmt: skip
     rng.shuffle(tests)
     head = _head(module, tree)
     for function in tests:
@@ -267,6 +268,20 @@ def _perturbed_text(rng: Random, text: str) -> str:
     if len(spots) < 2 or not letters:  # no wrong number or near miss can equal it
         chars += [rng.choice(_LOWER) for _ in range(rng.randrange(3, 6))]
     return "".join(chars)
+
+
+@functools.lru_cache(maxsize=256)
+def _voiding(module: str) -> frozenset[tuple[str, ...]]:
+    """The tests of ``module`` (``(function,)`` or ``(class, method)``) that ``voids_a_run``,
+    read once per module: a run plans its canaries from the same modules every time."""
+    tree = _parsed(module)
+    found = set()
+    for node in tree.body if tree else ():
+        if isinstance(node, ast.FunctionDef) and voids_a_run(node):
+            found.add((node.name,))
+        elif isinstance(node, ast.ClassDef):
+            found |= {(node.name, item.name) for item in node.body if isinstance(item, ast.FunctionDef) and voids_a_run(item)}
+    return frozenset(found)
 
 
 @functools.lru_cache(maxsize=256)
