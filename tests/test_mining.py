@@ -1265,3 +1265,21 @@ def test_notes_are_vague_when_bare_or_fixes_go_unnamed_and_a_commits_subject_is_
     assert not _vague([Snapshot("4bdd12f", "seekable: Add relative_seek")])
     assert not _vague([Snapshot("1.12.0", "Release 1.12.0", "`six.add_metaclass` now preserves `__qualname__`.")])
     assert not _vague([Snapshot("dc693bc", "Add sample() weights and a counts argument to it")])  # a commit's subject
+
+
+def test_a_test_functions_source_is_read_as_ast_reads_it_with_its_lines_split_once():
+    """``_Segments`` is ``ast.get_source_segment`` without splitting the text again at each
+    node: the same text for every node, whatever the line ends, the characters' widths or a
+    form feed inside a line."""
+    import ast
+
+    from stamina_gym.mining import mine as mining
+
+    texts = [(Path(mining.__file__).parent.parent / "pyast.py").read_text(encoding="utf-8"),
+             "def test_é():\r\n    assert 'ü' == \"ü\"  # naïve\r\n\r\nclass T:\n    def test_a(self):\n        x = 1  # a\fb\n        assert x\n",
+             "def f(): return 1"]  # fmt: skip
+    for text in texts:
+        segment = mining._Segments(text)
+        nodes = [node for node in ast.walk(ast.parse(text)) if hasattr(node, "end_lineno")]
+        assert len(nodes) >= 3
+        assert [segment(node) for node in nodes] == [ast.get_source_segment(text, node) for node in nodes]

@@ -513,50 +513,77 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
             step.reason = "its test files hold no test" + (" but " + " and ".join(but) if but else "")
             step.cause = "no-tests"
             return step
-        try:
-            outcomes_before = [_run(task, [turn], before, scratch, sandbox, timeout, ids) for _ in range(runs)]
-            # The earlier turns' tests run once (for retires), the step's own every time.
-            outcomes_after = [_run(task, [*earlier, turn] if n == 0 else [turn], after, scratch, sandbox, timeout,
-                                   [*keep_earlier, *ids] if n == 0 else ids) for n in range(runs)]  # fmt: skip
-        except _Void as exc:  # e.g. hypothesis tracing a failing test, which the audit hook stops
-            step.reason, step.cause = f"the grader voided a run of its tests: {exc}", "voided"
-            return step
-        status_before = [by_base_id(o, ids) for o in outcomes_before]
-        status_after = [by_base_id(o, ids) for o in outcomes_after]
-        earlier_after = by_base_id(outcomes_after[0], keep_earlier)
         unchanged = _unchanged_tests(trees[state][1], trees[index][1], ids, turn_id)
-        fail_to_pass = []
-        for tid in ids:
-            seen_before = {s[tid].status for s in status_before}
-            seen_after = {s[tid].status for s in status_after}
-            if len(seen_before) > 1 or len(seen_after) > 1:
-                step.flaky.append(tid)
-            elif seen_after != {"passed"}:
-                step.not_running.append(tid)
-            elif seen_before != {"passed"}:
-                fail_to_pass.append(tid)
+        messages: dict[str, str] = {}  # a test that does not pass after the step -> its first run's message
+        retired: list[str] = []
+
+        def fail_to_pass(group: list[str], first: bool) -> list[str]:
+            """The tests of ``group`` that fail before the step and pass after it, every
+            run, and fail on the seed and on every earlier kept state (the rest are noted on
+            ``step``). With ``first``, the earlier turns' tests run once after it too."""
+            try:
+                seen_before = [by_base_id(_run(task, [turn], before, scratch, sandbox, timeout, group), group)
+                               for _ in range(runs)]  # fmt: skip
+                seen_after = []
+                for n in range(runs):
+                    also = keep_earlier if first and n == 0 else []  # run once, for what the step retires
+                    outcomes = _run(task, [*earlier, turn] if also else [turn], after, scratch, sandbox, timeout, [*also, *group])
+                    seen_after.append(by_base_id(outcomes, group))
+                    if also:
+                        seen = by_base_id(outcomes, also)
+                        retired.extend(tid for tid in also if seen[tid].status != "passed")
+            except _Void as exc:  # e.g. hypothesis tracing a failing test, which the audit hook stops
+                raise _Void(f"the grader voided a run of its tests: {exc}") from exc
+            passing = []
+            for tid in group:
+                statuses_before = {s[tid].status for s in seen_before}
+                statuses_after = {s[tid].status for s in seen_after}
+                if len(statuses_before) > 1 or len(statuses_after) > 1:
+                    step.flaky.append(tid)
+                elif statuses_after != {"passed"}:
+                    step.not_running.append(tid)
+                    messages[tid] = seen_after[0][tid].message
+                elif statuses_before != {"passed"}:
+                    passing.append(tid)
+            # The null agent keeps the seed's code for the whole episode, and an agent may
+            # undo a turn: a test that passes on the seed or an earlier kept state would pay
+            # for that.
+            try:
+                for earlier_state in sorted({base, *(i for i, _, _ in kept)} - {state}):
+                    if not passing:
+                        break
+                    seen = by_base_id(_run(task, [turn], trees[earlier_state][0], scratch, sandbox, timeout, passing), passing)
+                    step.passes_earlier += [tid for tid in passing if seen[tid].status == "passed"]
+                    passing = [tid for tid in passing if seen[tid].status != "passed"]
+            except _Void as exc:  # on an earlier state too: the step is dropped, and mining goes on
+                raise _Void(f"the grader voided a run of its tests on an earlier state: {exc}") from exc
+            return passing
+
         # A test whose text did not change failed before only because its module did not
         # import there (it imports a new name): it is the turn's only when the turn has no
-        # other, as in a refactor that renames a module, whose import is the requirement.
-        # The null agent keeps the seed's code for the whole episode, and an agent may undo a
-        # turn: a test that passes on the seed or an earlier kept state would pay for that.
+        # other, as in a refactor that renames a module, whose import is the requirement. So,
+        # unpinned, the new and changed tests run first, and the unchanged rest (most of a
+        # git commit's suite, each test run 2 * ``runs`` times) only when none of them is.
+        if pins is not None:
+            groups = [ids]
+        else:
+            groups = [group for group in ([t for t in ids if t not in unchanged], [t for t in ids if t in unchanged]) if group]
+        passed: list[str] = []
         try:
-            for earlier_state in sorted({base, *(i for i, _, _ in kept)} - {state}):
-                if not fail_to_pass:
+            for number, group in enumerate(groups):
+                passed = fail_to_pass(group, first=number == 0)
+                if passed:
                     break
-                seen = by_base_id(_run(task, [turn], trees[earlier_state][0], scratch, sandbox, timeout, fail_to_pass), fail_to_pass)
-                step.passes_earlier += [tid for tid in fail_to_pass if seen[tid].status == "passed"]
-                fail_to_pass = [tid for tid in fail_to_pass if seen[tid].status != "passed"]
-        except _Void as exc:  # on an earlier state too: the step is dropped, and mining goes on
-            step.reason, step.cause = f"the grader voided a run of its tests on an earlier state: {exc}", "voided"
+        except _Void as exc:
+            step.reason, step.cause = str(exc), "voided"
             return step
         if pins is not None:  # the manifest chose them: each must still fail before and pass after
-            step.tests = fail_to_pass
-            step.pin_broken += sorted(tid.split("/", 1)[1] for tid in ids if tid not in fail_to_pass)
+            step.tests = passed
+            step.pin_broken += sorted(tid.split("/", 1)[1] for tid in ids if tid not in passed)
         else:
-            step.tests = [tid for tid in fail_to_pass if tid not in unchanged] or fail_to_pass
-        step.import_only = [tid for tid in fail_to_pass if tid not in step.tests]
-        step.retires = [tid for tid in keep_earlier if earlier_after[tid].status != "passed"]
+            step.tests = [tid for tid in passed if tid not in unchanged] or passed
+        step.import_only = [tid for tid in passed if tid not in step.tests]
+        step.retires = retired
         # A test the step did not change asks only for the names it imports, which the
         # prompt gives (the interface check): its turn's notes need not name it.
         if step.tests and not set(step.tests) <= unchanged:
@@ -576,9 +603,9 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
             # unchanged one that does not run (a platform's skip) is only noted.
             changed = [tid for tid in step.not_running if tid not in unchanged]
             if step.not_running:
-                step.first_error = error_line(status_after[0][(changed or step.not_running)[0]].message)
+                step.first_error = error_line(messages[(changed or step.not_running)[0]])
             if changed:
-                step.cause = classify(status_after[0][changed[0]].message, trees[index][1], after)
+                step.cause = classify(messages[changed[0]], trees[index][1], after)
             else:
                 step.cause = "flaky" if step.flaky else "passes-earlier" if step.passes_earlier else "no-fail-to-pass"
             return step
@@ -713,6 +740,27 @@ def _unchanged_tests(old: Mapping[str, str], new: Mapping[str, str], ids: Sequen
     return same
 
 
+class _Segments:
+    """``ast.get_source_segment`` of many nodes of one text, its lines split once: the
+    library's splits the whole text again at every call, and a 6,000-line test module
+    has hundreds of tests (more-itertools' ``test_more.py``: 77 of a candidate's 112 s)."""
+
+    _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")  # as ``ast`` splits: never at a form feed
+
+    def __init__(self, text: str) -> None:
+        self.lines = self._LINE.findall(text)
+
+    def __call__(self, node: ast.AST) -> str | None:
+        end_lineno, end_col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
+        if end_lineno is None or end_col is None:
+            return None
+        start, end = node.lineno - 1, end_lineno - 1
+        if start == end:
+            return self.lines[start].encode()[node.col_offset : end_col].decode()
+        first = self.lines[start].encode()[node.col_offset :].decode()
+        return first + "".join(self.lines[start + 1 : end]) + self.lines[end].encode()[:end_col].decode()
+
+
 class _TestSources:
     """The source of each test function and method of a tests tree, each file parsed once."""
 
@@ -744,8 +792,10 @@ class _TestSources:
                 tree = ast.parse(text)
             except SyntaxError:
                 tree = ast.Module(body=[], type_ignores=[])
+            segment = _Segments(text)
+
             def index(key: tuple[str, ...], node: ast.AST) -> None:
-                found[key] = ast.get_source_segment(text, node) or ""
+                found[key] = segment(node) or ""
                 if hypothesis_driven(node):
                     self._given.add((rel, *key))
                 elif voids_a_run(node):
@@ -1398,14 +1448,14 @@ def _public_definitions(files: Mapping[str, str]) -> dict[str, str]:
     """Public function, class and method name (``Class.method``) -> its source, in file order."""
     found: dict[str, str] = {}
     for rel, tree in pyast.modules(dict(sorted(files.items()))):
-        text = files[rel]
+        segment = _Segments(files[rel])
         for node in collection.module_level(tree.body):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
-                found.setdefault(node.name, ast.get_source_segment(text, node) or "")
+                found.setdefault(node.name, segment(node) or "")
                 if isinstance(node, ast.ClassDef):
                     for item in node.body:
                         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and not item.name.startswith("_"):
-                            found.setdefault(f"{node.name}.{item.name}", ast.get_source_segment(text, item) or "")
+                            found.setdefault(f"{node.name}.{item.name}", segment(item) or "")
     return found
 
 
