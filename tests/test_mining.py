@@ -433,6 +433,15 @@ def test_a_releases_changelog_entry_is_found_in_a_changelog_or_the_readmes_histo
     worded = "Release 0.3.1 (Feb 29, 2020)\n----\n\n* Add HQL keywords.\n\n\nRelease 0.3.0 (Mar 11, 2019)\n----\n\n* Add UPSERT.\n"
     assert _changelog_entry({"CHANGELOG": worded}, "0.3.1") == "* Add HQL keywords."
     assert _changelog_entry({"CHANGELOG": worded}, "0.3.0") == "* Add UPSERT."
+    # a long entry is carried whole (validators 0.36.0's was cut mid-word at 2,000
+    # characters); one that runs on past MAX_ENTRY ends at a line's end and says so
+    items = [f"* feat(uri): add telnet URIs, item {n}" for n in range(300)]
+    long = "0.36.0 (2025-06-01)\n---\n\n" + "\n".join(items) + "\n\n0.35.0 (2025-05-01)\n---\n\n* x\n"
+    entry = _changelog_entry({"CHANGES.md": long}, "0.36.0")
+    assert 2000 < len(entry) <= 8000 + 100 and entry.splitlines()[:-1] == items[: len(entry.splitlines()) - 1]
+    assert entry.splitlines()[-1].startswith("[the entry goes on: ") and "more characters]" in entry
+    short = "0.36.0 (2025-06-01)\n---\n\n" + "\n".join(items[:80]) + "\n\n0.35.0\n---\n\n* x\n"
+    assert _changelog_entry({"CHANGES.md": short}, "0.36.0") == "\n".join(items[:80])  # 3,000 characters, whole
 
 
 def test_a_mining_that_keeps_nothing_leaves_its_reasons_classified(tmp_path):

@@ -320,5 +320,19 @@ def _changelog_entry(files: dict[str, str], version: str) -> str:
                 entry.append(follow)
             text = "\n".join(line for line in entry if not set(line.strip()) <= set("=-~^*#")).strip()
             if text:
-                return text[:2000]
+                return _whole_lines(text, MAX_ENTRY)
     return ""
+
+
+#: The most characters of one release's changelog entry a prompt carries. An entry ends at
+#: the next release's heading, so only one whose end is not found runs on this far.
+MAX_ENTRY = 8000
+
+
+def _whole_lines(text: str, limit: int) -> str:
+    """``text``, or its lines that fit in ``limit`` characters and a last line saying it
+    goes on: never a cut word (validators 0.36.0's notes ended in "feat(uri): add t")."""
+    if len(text) <= limit:
+        return text
+    kept = text[: limit + 1].rsplit("\n", 1)[0] if "\n" in text[:limit] else ""
+    return (kept + "\n" if kept else "") + f"[the entry goes on: {len(text) - len(kept):,} more characters]"
