@@ -182,12 +182,15 @@ def stage_tests(
     costs: Mapping[str, float] | None = None,
     report_dropped: bool = False,
     sealed_judging: bool = True,
+    plant_canaries: bool = True,
 ) -> StagedTests:
     """Write the grading folder of a run of ``turns``' hidden tests (see
     ``run_hidden_tests``) into a new folder under ``scratch``; the env makes it while the
     agent works, so that a submit only copies the source in. With ``sealed_judging`` (the
     default) the modules go in as probes and their points stay in the ``StagedTests``;
-    without it, as written (what ``validate`` compares the probes with)."""
+    without it, as written (what ``validate`` compares the probes with). Without
+    ``plant_canaries``, none is planted: for runs whose canaries nothing reads (mining's, of a
+    project's own history, which judges no agent)."""
     params = dict(params or {})
     wanted = None if only is None else frozenset(only)
     chosen = {turn.id: _chosen(turn, wanted) for turn in turns}
@@ -196,7 +199,7 @@ def stage_tests(
     folder = scratch / f"grade-{secrets.token_hex(4)}"
     grade_dir = folder / "grade"
     texts = _staged_tests(task, running, params)
-    planned = _plan_canaries(task, shards, texts, params)
+    planned = _plan_canaries(task, shards, texts, params) if plant_canaries else [[] for _ in shards]
     canaries = Canaries({f"{c.path}::{c.test}": c.expected for group in planned for c in group},
                         {c.path: c.source for group in planned for c in group})  # fmt: skip
     probes, sealed = (seal_modules({**texts, **canaries.source}, _support_texts(task, params)) if sealed_judging
@@ -268,6 +271,7 @@ def run_hidden_tests(
     started: Callable[[], None] | None = None,
     report_dropped: bool = False,
     sealed_judging: bool = True,
+    plant_canaries: bool = True,
 ) -> HiddenRun:
     """Copy ``source``, add the hidden tests of ``turns`` (rendered with the episode's
     ``params`` when the task has any) and canaries, run, parse. (A grading cache wraps this
@@ -281,7 +285,7 @@ def run_hidden_tests(
     ``stage_tests`` (used when it is for these turns and tests, discarded either way).
     ``started`` is called once the run is handed to the sandbox. With ``report_dropped``
     the run names the tests pytest collected in the staged files that it did not keep;
-    ``sealed_judging`` is ``stage_tests``'s."""
+    ``sealed_judging`` and ``plant_canaries`` are ``stage_tests``'s."""
     params = dict(params or {})
     workers = sandbox.config.workers() if workers is None else workers
     if staged is not None and not staged.matches(turns, only):
@@ -295,7 +299,8 @@ def run_hidden_tests(
         return HiddenRun(None, None, Canaries({}), str(exc))
     if staged is None:
         staged = stage_tests(task=task, turns=turns, scratch=scratch, workers=workers, params=params, only=only, costs=costs,
-                             report_dropped=report_dropped, sealed_judging=sealed_judging)  # fmt: skip
+                             report_dropped=report_dropped, sealed_judging=sealed_judging,
+                             plant_canaries=plant_canaries)  # fmt: skip
     stage = warm.root if warm else staged.folder
     try:
         if warm:

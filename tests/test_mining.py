@@ -484,6 +484,36 @@ def test_a_run_the_grader_voids_on_an_earlier_state_drops_its_step_and_mining_go
     assert "on an earlier state" in result.steps[1].reason
 
 
+
+def test_mining_plants_no_canary_where_grading_does(tmp_path, monkeypatch):
+    """Mining runs a project's own history through the grader and judges no agent: nothing
+    reads a canary's outcome there, so none is planted (sealing canaries copied from a large
+    test module took most of a candidate's time). Grading plants them as before."""
+    from stamina_gym import hidden_runner
+    from tests.conftest import DATA
+
+    staged = hidden_runner.stage_tests(task=load_task_dir(DATA / "mini"), turns=load_task_dir(DATA / "mini").turns,
+                                       scratch=tmp_path, workers=1)  # fmt: skip
+    assert len(staged.canaries.expected) >= 3  # two must-fail canaries (of several tests each) and a must-pass one
+    staged.discard()
+    planted = []
+    real = hidden_runner.stage_tests
+
+    def spy(**kwargs):
+        staged = real(**kwargs)
+        planted.append(len(staged.canaries.expected))
+        return staged
+
+    monkeypatch.setattr(hidden_runner, "stage_tests", spy)
+    seed = Snapshot("1", "Release 1", files={"shout.py": "def shout(text):\n    return text\n",
+                                             "tests/test_shout.py": "def test_none():\n    pass\n"})  # fmt: skip
+    upper = Snapshot("2", "Release 2: shout in capitals", files={
+        "shout.py": "def shout(text):\n    return text.upper()\n",
+        "tests/test_shout.py": "from shout import shout\n\n\ndef test_upper():\n    assert shout('a') == 'A'\n"})  # fmt: skip
+    result = mine([seed, upper], tmp_path / "shout", runs=1)
+    assert [step.status for step in result.steps] == ["kept"]
+    assert planted and set(planted) == {0}
+
 def _wheel(folder: Path, name: str, module: str) -> Path:
     """A pure-Python wheel of one module, made by hand (pip installs it offline)."""
     import base64

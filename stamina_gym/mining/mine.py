@@ -718,8 +718,11 @@ def _run(task: Task, turns, tree: Mapping[str, str], scratch: Path, sandbox: San
     try:
         write_tree(source, tree)
         sandbox.prepare(source)
+        # No canary: mining runs the project's own history and judges no agent, so nothing
+        # reads a canary's outcome, and sealing one copied from a large test module took
+        # most of a candidate's time (a second each, six per run for more-itertools).
         hidden = run_hidden_tests(source=source, task=task, turns=turns, sandbox=sandbox, scratch=scratch, timeout=timeout,
-                                  only=only)  # fmt: skip
+                                  only=only, plant_canaries=False)  # fmt: skip
         if hidden.outcomes is None or hidden.evidence:
             raise _Void("; ".join([*hidden.evidence[:2], hidden.problem[:200]]).strip("; ") or "no report")
         return hidden.outcomes
