@@ -743,6 +743,22 @@ def test_a_turn_holds_a_bounded_change_and_the_seed_moves_past_a_larger_one(tmp_
     assert [(step.ref, step.cause) for step in by_recipe.steps] == [("2", "too-large"), ("3", "")]
 
 
+
+def test_a_turns_size_counts_code_and_not_docstrings_comments_annotations_or_layout():
+    """markdown 3.5 added 1,598 lines, most of them its API's docstrings and comments: 2,706
+    changed lines by git's count, 266 of code. A turn's bound counts the code; a moved module
+    is a rename, as git finds it; other files count as they are."""
+    from stamina_gym.mining.mine import code_size
+
+    plain = "def shout(text):\n    return text.upper()\n\n\nclass Box:\n    size = 1\n"
+    documented = ('"""Shouting."""\n\n\ndef shout(text: str) -> str:\n    """Shout ``text``.\n\n' + "    More words.\n" * 30
+                  + '    """\n    # in capitals\n    return (\n        text.upper()\n    )\n\n\nclass Box:\n    """A box."""\n\n'
+                  "    size: int = 1\n")  # fmt: skip
+    assert code_size({"shout.py": plain}, {"shout.py": documented}) == 0
+    assert code_size({"shout.py": plain}, {"shout.py": plain.replace(".upper()", ".lower()")}) == 2
+    assert code_size({"shout.py": plain}, {"loud/shout.py": documented}) == 0  # moved and documented
+    assert code_size({"shout.py": plain}, {"shout.py": plain, "tlds.txt": "com\nnet\norg\n"}) == 3
+
 def test_a_function_a_decorator_hands_out_as_an_attribute_is_a_signature_to_tell():
     """cachetools 5.2.0's ``cachedmethod`` gives its wrapper ``cache_clear(self)``, which its
     tests call as ``cached.get.cache_clear(cached)``: the prompt must show the parameter."""

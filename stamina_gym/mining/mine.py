@@ -356,8 +356,8 @@ def mine(
     then passes (one that does not is listed in its step's ``pin_broken``).
 
     A turn holds at most ``max_turn_lines`` (else the recipe's, else ``MAX_TURN_LINES``)
-    changed lines of product code (added and
-    removed, as ``git diff --find-renames`` counts them). A candidate past that before any
+    changed lines of product code (added and removed, as ``code_size`` counts them: ``git
+    diff --find-renames`` of the code, docstrings, comments and annotations aside). A candidate past that before any
     turn is kept moves the task's seed forward to its release (the step is dropped:
     ``too-large``); after one, the step is dropped with that cause, and its changes fold
     into the next kept turn, which is then bounded the same way."""
@@ -409,12 +409,12 @@ def mine(
             snapshot = snapshots[index]
             progress(f"candidate {number}/{len(candidates)}: {snapshot.ref[:12]} {snapshot.title[:60]}")
             turn_id = f"{len(kept) + 1:02d}-{_slug(snapshot.title)}"
-            stats = patch_stats(diff_trees(trees[state][0], trees[index][0])) if pinned is None else {"added": 0, "removed": 0}
-            size = stats["added"] + stats["removed"]
+            size = code_size(trees[state][0], trees[index][0]) if pinned is None else 0
             if pinned is not None and snapshot.ref not in pinned:
                 step = Step(snapshot.ref, snapshot.title, "dropped", "not a kept step of the manifest", "not-pinned")
             elif size > max_turn_lines and pinned is None:  # a manifest's pins say what is kept
-                since = f"{size} changed lines of product code since {snapshots[state].ref}, more than a turn holds ({max_turn_lines})"
+                since = (f"{size} changed lines of product code since {snapshots[state].ref} (docstrings, comments, annotations "
+                         f"and layout aside), more than a turn holds ({max_turn_lines})")  # fmt: skip
                 if kept:
                     step = Step(snapshot.ref, snapshot.title, "dropped", f"{since}: its changes fold into the next kept turn",
                                 "too-large")  # fmt: skip
@@ -450,6 +450,53 @@ def mine(
     result = Yield(out, len(snapshots), len(candidates), steps, _digests(snapshots))
     (out / "mining.yaml").write_text(yaml.safe_dump(result.to_data(), sort_keys=False, allow_unicode=True), encoding="utf-8")
     return result
+
+
+def code_size(before: Mapping[str, str], after: Mapping[str, str]) -> int:
+    """The changed lines (added and removed) of product code from ``before`` to ``after``,
+    as a turn's bound counts them: ``git diff --find-renames`` of the two trees with each
+    Python module as its code alone, its docstrings, comments, annotations and layout left
+    out (``_code``), every other file as it is. A release that documents or annotates its
+    API (markdown 3.5: 1,598 lines added, most of them docstrings and comments; pydash 7.0's
+    type hints) asks an agent for no more code than it changes."""
+    def code(files: Mapping[str, str]) -> dict[str, str]:
+        return {rel: _code(text) if rel.endswith(".py") else text for rel, text in files.items()}
+
+    changed = {rel for rel in set(before) | set(after) if before.get(rel) != after.get(rel)}
+    if not changed:
+        return 0
+    stats = patch_stats(diff_trees(code(before), code(after)))
+    return stats["added"] + stats["removed"]
+
+
+def _code(text: str) -> str:
+    """A module's code without its docstrings, comments, annotations and layout (its tree
+    unparsed), or its text where it does not parse."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return text
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                node.body = node.body[1:] or [ast.Pass()]
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            node.returns = None
+        elif isinstance(node, ast.arg):
+            node.annotation = None
+        elif isinstance(node, ast.AnnAssign):
+            node.annotation = ast.Name("_", ast.Load())  # a field declared stays a line of code
+    return ast.unparse(_Unannotated().visit(tree))
+
+
+class _Unannotated(ast.NodeTransformer):
+    """``x: int = 1`` as ``x = 1``: an annotation added to an assignment is no code."""
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
+        if node.value is None or not node.simple:
+            return node
+        return ast.copy_location(ast.Assign([node.target], node.value), node)
 
 
 def _digests(snapshots: Sequence[Snapshot]) -> dict[str, str]:
