@@ -485,6 +485,35 @@ def test_a_run_the_grader_voids_on_an_earlier_state_drops_its_step_and_mining_go
 
 
 
+def test_a_test_the_clock_stops_before_the_step_runs_there_once(tmp_path, monkeypatch):
+    """A test that runs past the time limit on the state before its step fails there, and
+    said nothing more in each of its further runs there but the time they waited out
+    (more-itertools' 47th candidate: 3 x 300 s before the step). Fails where the miner ran
+    it ``runs`` times there. The tests that reported before the clock stopped still run
+    ``runs`` times, for flakiness, and the slow one is still the turn's."""
+    from stamina_gym.mining import mine as mining
+
+    seed = Snapshot("1", "Release 1", files={"roots.py": "def roots(n):\n    while True:\n        pass\n\n\ndef shout(t):\n    return t\n",
+                                             "tests/test_roots.py": "def test_none():\n    pass\n"})  # fmt: skip
+    step = Snapshot("2", "Release 2: roots end, shouts are loud", files={
+        "roots.py": "def roots(n):\n    return [n]\n\n\ndef shout(t):\n    return t.upper()\n",
+        "tests/test_roots.py": "from roots import roots, shout\n\n\ndef test_shout():\n    assert shout('a') == 'A'\n\n\n"
+                               "def test_roots():\n    assert roots(2) == [2]\n"})  # fmt: skip
+    ran: list[tuple[str, tuple[str, ...]]] = []
+    real = mining._run
+
+    def counted(task, turns, tree, scratch, sandbox, timeout, only):
+        outcomes = real(task, turns, tree, scratch, sandbox, timeout, only)
+        ran.append(("before" if "while True" in tree["roots.py"] else "after", tuple(t.rsplit("::", 1)[1] for t in only)))
+        return outcomes
+
+    monkeypatch.setattr(mining, "_run", counted)
+    result = mine([seed, step], tmp_path / "slow", runs=3, timeout=4)
+    assert [sorted(t.rsplit("::", 1)[1] for t in s.tests) for s in result.kept] == [["test_roots", "test_shout"]], result.steps
+    before = [only for when, only in ran if when == "before"]
+    assert sum("test_roots" in only for only in before) == 1 and sum("test_shout" in only for only in before) == 3, ran
+
+
 def test_mining_plants_no_canary_where_grading_does(tmp_path, monkeypatch):
     """Mining runs a project's own history through the grader and judges no agent: nothing
     reads a canary's outcome there, so none is planted (sealing canaries copied from a large
@@ -943,6 +972,90 @@ def test_a_check_no_example_can_show_is_shown_whole():
     first, second = _prompts(snapshot, ["six.py"], [], [], ids, whole=shown[:1])
     assert "This must work:\n```python\nfrom six.moves.urllib.parse import urljoin\n" in first
     assert "A check it must pass:\n```python\nfrom six.moves" in second
+
+
+PARAMETRIZED_BEFORE = '''import pytest
+from validators import domain
+
+
+@pytest.mark.parametrize("value, rfc_2782", [("example.com", False), ("xn--80ak6aa92e.com", False)])
+def test_returns_true_on_valid_domain(value, rfc_2782):
+    assert domain(value, rfc_2782=rfc_2782)
+'''
+
+PARAMETRIZED_AFTER = '''import pytest
+from validators import domain as valid
+from . import helpers
+
+CASES = [("1.2.3-rc.1", "major", "2.0.0"), ("1.2.3-rc.1", "minor", "1.3.0"), pytest.param("1.2.3", "patch", "1.2.4", id="plain"),
+         pytest.param("0.1.0", "nope", "", marks=pytest.mark.xfail)]
+
+
+@pytest.mark.parametrize("value, rfc_2782", [("example.com", False), ("_example.com", True), ("example_.com", True),
+                                             ("xn--80ak6aa92e.com", False), ("a.b_c.com", True)])
+def test_returns_true_on_valid_domain(value, rfc_2782):
+    """A domain, with underscores where RFC 2782 allows them."""
+    assert valid(value, rfc_2782=rfc_2782)
+
+
+@pytest.mark.parametrize("version,part,expected", CASES)
+def test_next_version(version, part, expected):
+    assert str(bump(version, part)) == expected
+
+
+@pytest.mark.parametrize("only", ["one"])
+def test_one_row(only):
+    assert valid(only)
+
+
+@pytest.mark.parametrize("value", ["a", "b"])
+def test_fixture(value, tmp_path):
+    assert valid(value)
+
+
+@pytest.mark.parametrize("value", ["a", "b"])
+def test_helper(value):
+    assert helpers.check(value)
+
+
+@pytest.mark.parametrize("value", ["a", "b"])
+@pytest.mark.parametrize("other", ["c", "d"])
+def test_stacked(value, other):
+    assert valid(value + other)
+'''
+
+
+def test_the_cases_a_step_adds_to_a_parametrized_test_are_shown_with_their_values_in_its_checks():
+    """Fails where no prompt showed a parametrized test's rows: validators 0.22 adds
+    ``"example_.com"`` under ``rfc_2782`` to ``test_returns_true_on_valid_domain``, which is
+    what the step asks, and three of five audited turns scored 2 for it. Only rows the step
+    adds, some and never every one of a test's rows; a test taking a fixture, reaching the
+    tests' own helpers or under two ``parametrize`` marks shows none, nor a row marked xfail."""
+    from stamina_gym.mining.mine import _prompts, _TestSources, cases
+
+    before = _TestSources({"test_domain.py": PARAMETRIZED_BEFORE})
+    after = _TestSources({"test_domain.py": PARAMETRIZED_AFTER})
+    names = ["test_returns_true_on_valid_domain", "test_next_version", "test_one_row", "test_fixture", "test_helper", "test_stacked"]
+    ids = [f"test_domain.py::{name}" for name in names]
+    origins: dict[str, str] = {}
+    shown = cases(after, before, ids, limit=5, origins=origins)
+    assert shown == [
+        "from validators import domain as valid\nassert valid('_example.com', rfc_2782=True)",
+        "assert str(bump('1.2.3-rc.1', 'major')) == '2.0.0'",
+        "from validators import domain as valid\nassert valid('example_.com', rfc_2782=True)",
+        "assert str(bump('1.2.3-rc.1', 'minor')) == '1.3.0'",
+    ]
+    assert origins == {shown[0]: ids[0], shown[1]: ids[1], shown[2]: ids[0], shown[3]: ids[1]}
+    assert cases(after, before, ids, limit=1) == shown[:1]
+    assert cases(after, after, ids) == []  # the step added no row
+    three = _TestSources({"test_domain.py": PARAMETRIZED_BEFORE.replace(', ("xn--', ', ("a.b", True), ("xn--')})
+    assert cases(three, before, ids[:1]) == ["assert domain('a.b', rfc_2782=True)"]
+    two = _TestSources({"test_domain.py": PARAMETRIZED_BEFORE.replace(', ("xn--80ak6aa92e.com", False)', "")})
+    assert cases(before, two, ids[:1]) == ["assert domain('xn--80ak6aa92e.com', rfc_2782=False)"]
+    # the shown rows tell their test: under vague notes it is kept for them
+    snapshot = Snapshot(ref="0.22", title="0.22", message="Bug fixes.")
+    first, _ = _prompts(snapshot, ["validators/domain.py"], [], [], ids, whole=shown[:1])
+    assert "This must work:\n```python\nfrom validators import domain as valid\nassert valid('_example.com'" in first
 
 
 MIXIN_TESTS = {

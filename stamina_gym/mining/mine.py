@@ -49,6 +49,7 @@ from stamina_gym.errors import ConfigError
 from stamina_gym.evaluation.runner import patch_stats
 from stamina_gym.grading.canaries import hypothesis_driven, voids_a_run
 from stamina_gym.grading.grade import by_base_id
+from stamina_gym.grading.report import Outcome, base_id
 from stamina_gym.hidden_runner import run_hidden_tests
 from stamina_gym.mining import doc_examples
 from stamina_gym.mining.recipe import RECIPE_FILE, Recipe, write_support
@@ -569,8 +570,16 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
             run, and fail on the seed and on every earlier kept state (the rest are noted on
             ``step``). With ``first``, the earlier turns' tests run once after it too."""
             try:
-                seen_before = [by_base_id(_run(task, [turn], before, scratch, sandbox, timeout, group), group)
-                               for _ in range(runs)]  # fmt: skip
+                # The tests the clock stopped before the step (the slow one, and those after
+                # it in its run) fail there: ``runs`` - 1 more runs would each wait out the
+                # limit again (more-itertools' 47th candidate, 3 x 300 s), so only the
+                # others run again, for flakiness.
+                seen_before = [by_base_id(_run(task, [turn], before, scratch, sandbox, timeout, group), group)]
+                slow = {tid: seen_before[0][tid] for tid in group if seen_before[0][tid].message == TIMED_OUT}
+                rest = [tid for tid in group if tid not in slow]
+                for _ in range(runs - 1):
+                    again = by_base_id(_run(task, [turn], before, scratch, sandbox, timeout, rest), rest) if rest else {}
+                    seen_before.append({**slow, **again})
                 seen_after = []
                 for n in range(runs):
                     also = keep_earlier if first and n == 0 else []  # run once, for what the step retires
@@ -760,6 +769,10 @@ class _Void(Exception):
     """A run of a step's tests that the grader voided (its reason is the message)."""
 
 
+#: The message of a test that had not reported when its run hit the time limit.
+TIMED_OUT = "the run timed out before this test reported"
+
+
 def _run(task: Task, turns, tree: Mapping[str, str], scratch: Path, sandbox: Sandbox, timeout: float, only):
     source = Path(tempfile.mkdtemp(prefix="state-", dir=scratch))
     try:
@@ -772,6 +785,10 @@ def _run(task: Task, turns, tree: Mapping[str, str], scratch: Path, sandbox: San
                                   only=only, plant_canaries=False)  # fmt: skip
         if hidden.outcomes is None or hidden.evidence:
             raise _Void("; ".join([*hidden.evidence[:2], hidden.problem[:200]]).strip("; ") or "no report")
+        if hidden.run is not None and hidden.run.timed_out:  # the tests the clock stopped say so
+            reported = {base_id(tid) for tid in hidden.outcomes}  # a module that did not collect: by its file's name
+            return {**hidden.outcomes, **{tid: Outcome("missing", TIMED_OUT) for tid in only
+                                          if tid not in reported and tid.split("::")[0] not in reported}}  # fmt: skip
         return hidden.outcomes
     finally:
         shutil.rmtree(source, ignore_errors=True)
@@ -820,6 +837,7 @@ class _TestSources:
         self._methods: dict[str, list[str]] | None = None
         self._classes: dict[str | None, dict[str, ast.ClassDef]] = {}
         self._own: dict[str, set[str]] = {}
+        self._trees: dict[str, ast.Module] = {}
         self._given: set[tuple[str, ...]] = set()
         """(file, name...) of the tests hypothesis drives (``@given``)."""
         self._audited: set[tuple[str, ...]] = set()
@@ -860,6 +878,19 @@ class _TestSources:
                             index((node.name, item.name), item)
             self._parsed[rel] = found
         return self._parsed[rel]
+
+    def node(self, rel: str, names: Sequence[str]) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The test function (``[name]``) or method (``[Class, name]``) of ``rel`` as parsed,
+        its decorators with it; None where ``rel`` does not define it."""
+        if rel not in self._trees:
+            try:
+                self._trees[rel] = ast.parse(self.files.get(rel, ""))
+            except SyntaxError:
+                self._trees[rel] = ast.Module(body=[], type_ignores=[])
+        scope: Sequence[ast.stmt] = list(collection.module_level(self._trees[rel].body))
+        for name in names[:-1]:
+            scope = next((node.body for node in scope if isinstance(node, ast.ClassDef) and node.name == name), [])
+        return next((node for node in scope if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == names[-1]), None)
 
     def own_names(self, rel: str) -> set[str]:
         """The names the test module ``rel`` defines, assigns or imports from the tests folder
@@ -1279,6 +1310,7 @@ def _shown(trees, snapshots: Sequence[Snapshot], previous: int, index: int, test
              or examples(sources, ids, list(public_after), 5 if thin else 3, origins=origins))  # fmt: skip
     warned = warning_examples(sources, ids, origins=origins)
     whole = scenarios(sources, ids, limit=4 if thin else 2, origins=origins)
+    whole += cases(sources, _TestSources(trees[previous][1]), ids, limit=4 if thin else 3, origins=origins)
     return _Shown("\n".join([*(step.title for step in steps), notes]), added, rewritten, signatures, described, docs, calls,
                   warned, whole, set(origins.values()), printed)  # fmt: skip
 
@@ -1787,6 +1819,107 @@ def scenarios(sources: "_TestSources", tests: Sequence[str], limit: int = 2, sta
             if origins is not None:
                 origins[snippet] = tid
     return shown
+
+
+def cases(sources: "_TestSources", earlier: "_TestSources", tests: Sequence[str], limit: int = 3, per_test: int = 2,
+          statements: int = 8, width: int = 600, origins: dict[str, str] | None = None) -> list[str]:  # fmt: skip
+    """Cases the step adds to a test's ``@pytest.mark.parametrize`` list, each shown as the
+    test's body with the case's values in place of its parameters: validators 0.22's
+    ``domain(value, rfc_2782=True)`` gains ``"example_.com"``, which is what the step asks
+    and which no note states. Only rows the ``earlier`` tests (the tree before the step) do
+    not hold, at most ``per_test`` of a test and never every row it has, of tests of one
+    ``parametrize``, at most ``statements`` statements, taking nothing but its parameters
+    and reaching nothing of the tests' own (as ``scenarios``); at most ``limit`` in all, in
+    rounds over the tests (the first new row of each, then the next)."""
+    found: list[list[str]] = []
+    for tid in tests:
+        rel, *parts = tid.split("::")
+        names = [part.split("[", 1)[0] for part in parts]
+        now = _parametrized(sources, rel, names)
+        if now is None:
+            continue
+        function, argnames, rows = now
+        before = _parametrized(earlier, rel, names)
+        old = {ast.unparse(ast.Tuple(elts=row, ctx=ast.Load())) for row in (before[2] if before else [])}
+        new = [row for row in rows if ast.unparse(ast.Tuple(elts=row, ctx=ast.Load())) not in old]
+        own = sources.own_names(rel)
+        args = function.args
+        body = function.body[1:] if ast.get_docstring(function) is not None else function.body
+        inside = list(ast.walk(ast.Module(body=body, type_ignores=[])))  # not its decorators: CASES is the tests' own
+        if ([a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.arg != "self"] != argnames
+                or args.vararg or args.kwarg or not body or sum(isinstance(n, ast.stmt) for n in inside) > statements
+                or any(isinstance(n, ast.Name) and (n.id in own or (n.id in argnames and not isinstance(n.ctx, ast.Load)))
+                       for n in inside)
+                or any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
+                       and not n.attr.startswith("assert") for n in inside)):  # fmt: skip
+            continue
+        picked = [row for row in new if not (_free_names(ast.Tuple(elts=row, ctx=ast.Load())) & own)]
+        picked = [picked[i] for i in sorted({0, len(picked) // 2})] if len(picked) > 1 else picked
+        snippets = []
+        for row in picked[: min(per_test, len(rows) - 1)]:
+            values = dict(zip(argnames, row))
+
+            class Substitute(ast.NodeTransformer):
+                def visit_Name(self, name: ast.Name) -> ast.expr:
+                    return copy.deepcopy(values[name.id]) if name.id in values else name
+
+            lines = [ast.unparse(Substitute().visit(copy.deepcopy(statement))) for statement in body]
+            snippet = "\n".join([*_aliases_used(sources.files.get(rel, ""), function), *lines])
+            if len(snippet) <= width:
+                snippets.append(snippet)
+        if snippets:
+            found.append(snippets)
+            if origins is not None:
+                origins.update((snippet, tid) for snippet in snippets)
+    rounds = [snippets[depth] for depth in range(per_test) for snippets in found if depth < len(snippets)]
+    shown = list(dict.fromkeys(rounds))[:limit]
+    if origins is not None:
+        for snippet in [s for s in rounds if s not in shown]:
+            origins.pop(snippet, None)
+    return shown
+
+
+def _parametrized(sources: "_TestSources", rel: str, names: Sequence[str]
+                  ) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[str], list[list[ast.expr]]] | None:  # fmt: skip
+    """The test function ``names`` of ``rel`` with its one ``parametrize`` decorator's
+    parameter names and rows (each a list of expressions, a ``pytest.param``'s values; a
+    row marked ``xfail`` or ``skip`` left out), its list written in the decorator or as a
+    module-level name of the test module. None where it has no such decorator, or more than one."""
+    function = sources.node(rel, names)
+    if function is None:
+        return None
+    marks = [d for d in function.decorator_list if isinstance(d, ast.Call) and _called_name(d) == "parametrize"]
+    if len(marks) != 1 or len(marks[0].args) < 2 or any(k.arg == "indirect" for k in marks[0].keywords):
+        return None
+    spelt, listed = marks[0].args[:2]
+    if isinstance(spelt, ast.Constant) and isinstance(spelt.value, str):
+        argnames = [name.strip() for name in spelt.value.split(",") if name.strip()]
+    elif isinstance(spelt, (ast.List, ast.Tuple)) and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in spelt.elts):
+        argnames = [e.value for e in spelt.elts]
+    else:
+        return None
+    if isinstance(listed, ast.Name):  # a list the test module names: CASES = [...]
+        try:
+            module = ast.parse(sources.files.get(rel, ""))
+        except SyntaxError:
+            return None
+        listed = next((node.value for node in collection.module_level(module.body) if isinstance(node, ast.Assign)
+                       and any(isinstance(t, ast.Name) and t.id == listed.id for t in node.targets)), None)  # fmt: skip
+    if not isinstance(listed, (ast.List, ast.Tuple)):
+        return None
+    rows = []
+    for element in listed.elts:
+        if isinstance(element, ast.Call) and _called_name(element) == "param":
+            if any(k.arg == "marks" and re.search(r"\b(xfail|skip\w*)\b", ast.unparse(k.value)) for k in element.keywords):
+                continue
+            values = list(element.args)
+        elif len(argnames) > 1:
+            values = list(element.elts) if isinstance(element, (ast.Tuple, ast.List)) else []
+        else:
+            values = [element]
+        if len(values) == len(argnames) and not any(isinstance(v, ast.Starred) for v in values):
+            rows.append(values)
+    return function, argnames, rows
 
 
 def _aliases_used(module: str, function: ast.AST) -> list[str]:
