@@ -1310,7 +1310,7 @@ def _shown(trees, snapshots: Sequence[Snapshot], previous: int, index: int, test
              or examples(sources, ids, list(public_after), 5 if thin else 3, origins=origins))  # fmt: skip
     warned = warning_examples(sources, ids, origins=origins)
     whole = scenarios(sources, ids, limit=4 if thin else 2, origins=origins)
-    whole += cases(sources, _TestSources(trees[previous][1]), ids, limit=4 if thin else 3, origins=origins)
+    whole += cases(sources, _TestSources(trees[previous][1]), ids, limit=8 if thin else 6, origins=origins)
     return _Shown("\n".join([*(step.title for step in steps), notes]), added, rewritten, signatures, described, docs, calls,
                   warned, whole, set(origins.values()), printed)  # fmt: skip
 
@@ -1842,7 +1842,7 @@ def cases(sources: "_TestSources", earlier: "_TestSources", tests: Sequence[str]
         before = _parametrized(earlier, rel, names)
         old = {ast.unparse(ast.Tuple(elts=row, ctx=ast.Load())) for row in (before[2] if before else [])}
         new = [row for row in rows if ast.unparse(ast.Tuple(elts=row, ctx=ast.Load())) not in old]
-        own = sources.own_names(rel)
+        own = sources.own_names(rel) - set(argnames)  # a parameter shadows the module's name
         args = function.args
         body = function.body[1:] if ast.get_docstring(function) is not None else function.body
         inside = list(ast.walk(ast.Module(body=body, type_ignores=[])))  # not its decorators: CASES is the tests' own
@@ -1853,10 +1853,17 @@ def cases(sources: "_TestSources", earlier: "_TestSources", tests: Sequence[str]
                 or any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
                        and not n.attr.startswith("assert") for n in inside)):  # fmt: skip
             continue
-        picked = [row for row in new if not (_free_names(ast.Tuple(elts=row, ctx=ast.Load())) & own)]
-        picked = [picked[i] for i in sorted({0, len(picked) // 2})] if len(picked) > 1 else picked
+        unshown = [row for row in new if not (_free_names(ast.Tuple(elts=row, ctx=ast.Load())) & own)]
+        picked: list[list[ast.expr]] = []
+        while unshown and len(picked) < min(per_test, len(rows) - 1):
+            # the first row, then each time the one that differs from those picked in the
+            # most places: semver's next_version(part) cases of another part and result
+            spelt = [[ast.unparse(value) for value in row] for row in picked]
+            row = max(unshown, key=lambda r: sum(min(ast.unparse(v) != p[i] for p in spelt) for i, v in enumerate(r)) if spelt else 0)
+            picked.append(row)
+            unshown.remove(row)
         snippets = []
-        for row in picked[: min(per_test, len(rows) - 1)]:
+        for row in picked:
             values = dict(zip(argnames, row))
 
             class Substitute(ast.NodeTransformer):
