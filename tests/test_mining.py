@@ -1025,12 +1025,13 @@ def test_stacked(value, other):
 '''
 
 
-def test_the_cases_a_step_adds_to_a_parametrized_test_are_shown_with_their_values_in_its_checks():
-    """Fails where no prompt showed a parametrized test's rows: validators 0.22 adds
+def test_the_cases_a_step_adds_to_a_parametrized_test_are_shown_and_never_all_of_them():
+    """Fails where no prompt showed a parametrized test's rows: validators 0.24 adds
     ``"example_.com"`` under ``rfc_2782`` to ``test_returns_true_on_valid_domain``, which is
-    what the step asks, and three of five audited turns scored 2 for it. Only rows the step
-    adds, some and never every one of a test's rows; a test taking a fixture, reaching the
-    tests' own helpers or under two ``parametrize`` marks shows none, nor a row marked xfail."""
+    what the step asks, and three of five audited turns scored 2 for such rows. Only rows
+    the step adds, up to half of a test's rows and never all of them, the first and then
+    the one most unlike those shown; a test taking a fixture, reaching the tests' own
+    helpers or under two ``parametrize`` marks shows none, nor a row marked xfail."""
     from stamina_gym.mining.mine import _prompts, _TestSources, cases
 
     before = _TestSources({"test_domain.py": PARAMETRIZED_BEFORE})
@@ -1038,24 +1039,27 @@ def test_the_cases_a_step_adds_to_a_parametrized_test_are_shown_with_their_value
     names = ["test_returns_true_on_valid_domain", "test_next_version", "test_one_row", "test_fixture", "test_helper", "test_stacked"]
     ids = [f"test_domain.py::{name}" for name in names]
     origins: dict[str, str] = {}
-    shown = cases(after, before, ids, limit=5, origins=origins)
+    shown = cases(after, before, ids, origins=origins)
     assert shown == [
-        "from validators import domain as valid\nassert valid('_example.com', rfc_2782=True)",
-        "assert str(bump('1.2.3-rc.1', 'major')) == '2.0.0'",
-        "from validators import domain as valid\nassert valid('example_.com', rfc_2782=True)",
-        "assert str(bump('1.2.3', 'patch')) == '1.2.4'",  # of the rows left, the one most unlike those shown
-    ]
-    assert origins == {shown[0]: ids[0], shown[1]: ids[1], shown[2]: ids[0], shown[3]: ids[1]}
+        "from validators import domain as valid\n@pytest.mark.parametrize('value, rfc_2782', [\n    ('_example.com', True),\n"
+        "    ('example_.com', True),\n])  # 2 of its 5 cases\ndef test_returns_true_on_valid_domain(value, rfc_2782):\n"
+        "    assert valid(value, rfc_2782=rfc_2782)",
+        "@pytest.mark.parametrize('version,part,expected', [\n    ('1.2.3-rc.1', 'major', '2.0.0'),\n])  # 1 of its 3 cases\n"
+        "def test_next_version(version, part, expected):\n    assert str(bump(version, part)) == expected",
+    ]  # fmt: skip
+    assert origins == {shown[0]: ids[0], shown[1]: ids[1]}
     assert cases(after, before, ids, limit=1) == shown[:1]
     assert cases(after, after, ids) == []  # the step added no row
-    three = _TestSources({"test_domain.py": PARAMETRIZED_BEFORE.replace(', ("xn--', ', ("a.b", True), ("xn--')})
-    assert cases(three, before, ids[:1]) == ["assert domain('a.b', rfc_2782=True)"]
+    # a row past the first picked is the most unlike those shown: another part, another result
+    wide = _TestSources({"test_domain.py": PARAMETRIZED_AFTER.replace("CASES = [", "CASES = [('1.2.4-rc.1', 'major', '2.0.0'), ")})
+    assert "    ('1.2.4-rc.1', 'major', '2.0.0'),\n    ('1.2.3-rc.1', 'minor', '1.3.0'),\n])  # 2 of its 4 cases" in cases(wide, before, ids[1:2])[0]
+    # one row the step adds to a test of two is shown, beside another test; alone, it is not
     two = _TestSources({"test_domain.py": PARAMETRIZED_BEFORE.replace(', ("xn--80ak6aa92e.com", False)', "")})
-    assert cases(before, two, ids[:1]) == ["assert domain('xn--80ak6aa92e.com', rfc_2782=False)"]
-    # the shown rows tell their test: under vague notes it is kept for them
-    snapshot = Snapshot(ref="0.22", title="0.22", message="Bug fixes.")
+    assert "    ('xn--80ak6aa92e.com', False),\n])  # 1 of its 2 cases" in cases(before, two, ids[:1] + ids[3:4])[0]
+    assert cases(before, two, ids[:1]) == []  # the turn's every check would be shown
+    snapshot = Snapshot(ref="0.24", title="0.24", message="Bug fixes.")
     first, _ = _prompts(snapshot, ["validators/domain.py"], [], [], ids, whole=shown[:1])
-    assert "This must work:\n```python\nfrom validators import domain as valid\nassert valid('_example.com'" in first
+    assert "This must work:\n```python\nfrom validators import domain as valid\n@pytest.mark.parametrize(" in first
 
 
 MIXIN_TESTS = {

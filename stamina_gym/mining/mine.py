@@ -1310,7 +1310,7 @@ def _shown(trees, snapshots: Sequence[Snapshot], previous: int, index: int, test
              or examples(sources, ids, list(public_after), 5 if thin else 3, origins=origins))  # fmt: skip
     warned = warning_examples(sources, ids, origins=origins)
     whole = scenarios(sources, ids, limit=4 if thin else 2, origins=origins)
-    whole += cases(sources, _TestSources(trees[previous][1]), ids, limit=8 if thin else 6, origins=origins)
+    whole += cases(sources, _TestSources(trees[previous][1]), ids, limit=6 if thin else 4, origins=origins)
     return _Shown("\n".join([*(step.title for step in steps), notes]), added, rewritten, signatures, described, docs, calls,
                   warned, whole, set(origins.values()), printed)  # fmt: skip
 
@@ -1821,26 +1821,32 @@ def scenarios(sources: "_TestSources", tests: Sequence[str], limit: int = 2, sta
     return shown
 
 
-def cases(sources: "_TestSources", earlier: "_TestSources", tests: Sequence[str], limit: int = 3, per_test: int = 2,
-          statements: int = 8, width: int = 600, origins: dict[str, str] | None = None) -> list[str]:  # fmt: skip
-    """Cases the step adds to a test's ``@pytest.mark.parametrize`` list, each shown as the
-    test's body with the case's values in place of its parameters: validators 0.22's
-    ``domain(value, rfc_2782=True)`` gains ``"example_.com"``, which is what the step asks
-    and which no note states. Only rows the ``earlier`` tests (the tree before the step) do
-    not hold, at most ``per_test`` of a test and never every row it has, of tests of one
-    ``parametrize``, at most ``statements`` statements, taking nothing but its parameters
-    and reaching nothing of the tests' own (as ``scenarios``); at most ``limit`` in all, in
-    rounds over the tests (the first new row of each, then the next)."""
-    found: list[list[str]] = []
+def cases(sources: "_TestSources", earlier: "_TestSources", tests: Sequence[str], limit: int = 4, per_test: int = 8,
+          statements: int = 8, width: int = 1200, origins: dict[str, str] | None = None) -> list[str]:  # fmt: skip
+    """Cases the step adds to a test's ``@pytest.mark.parametrize`` list, each test shown as
+    its source with some of those rows: semver 2.10.0's ``next_version(part)`` cases are
+    what its notes leave out, and validators 0.24's ``example_.com`` under ``rfc_2782`` is
+    the whole of what its step asks. Only rows the ``earlier`` tests (the tree before the
+    step) do not hold; of a test, the first of them and then each time the one most unlike
+    those shown, up to ``per_test`` and half its rows, never every row it has nor every row
+    the step adds but where it adds one; and never every row the step adds to every test of
+    the turn. A test is shown where it has one ``parametrize``, at most ``statements``
+    statements, takes nothing but its parameters and reaches nothing of the tests' own but
+    through its rows (as ``scenarios``); at most ``limit`` tests. A parametrized test
+    passes only when every case does, so its shown rows alone never pass it."""
+    shown: list[str] = []
+    whole: list[bool] = []  # per shown test: every row the step adds is shown
     for tid in tests:
+        if len(shown) >= limit:
+            break
         rel, *parts = tid.split("::")
         names = [part.split("[", 1)[0] for part in parts]
         now = _parametrized(sources, rel, names)
         if now is None:
             continue
-        function, argnames, rows = now
+        function, mark, argnames, rows = now
         before = _parametrized(earlier, rel, names)
-        old = {ast.unparse(ast.Tuple(elts=row, ctx=ast.Load())) for row in (before[2] if before else [])}
+        old = {ast.unparse(ast.Tuple(elts=row, ctx=ast.Load())) for row in (before[3] if before else [])}
         new = [row for row in rows if ast.unparse(ast.Tuple(elts=row, ctx=ast.Load())) not in old]
         own = sources.own_names(rel) - set(argnames)  # a parameter shadows the module's name
         args = function.args
@@ -1854,41 +1860,41 @@ def cases(sources: "_TestSources", earlier: "_TestSources", tests: Sequence[str]
                        and not n.attr.startswith("assert") for n in inside)):  # fmt: skip
             continue
         unshown = [row for row in new if not (_free_names(ast.Tuple(elts=row, ctx=ast.Load())) & own)]
+        most = min(per_test, len(rows) - 1, max(1, len(rows) // 2), len(new) - 1 if len(new) > 1 else 1)
         picked: list[list[ast.expr]] = []
-        while unshown and len(picked) < min(per_test, len(rows) - 1):
+        while unshown and len(picked) < most:
             # the first row, then each time the one that differs from those picked in the
             # most places: semver's next_version(part) cases of another part and result
             spelt = [[ast.unparse(value) for value in row] for row in picked]
             row = max(unshown, key=lambda r: sum(min(ast.unparse(v) != p[i] for p in spelt) for i, v in enumerate(r)) if spelt else 0)
             picked.append(row)
             unshown.remove(row)
-        snippets = []
-        for row in picked:
-            values = dict(zip(argnames, row))
-
-            class Substitute(ast.NodeTransformer):
-                def visit_Name(self, name: ast.Name) -> ast.expr:
-                    return copy.deepcopy(values[name.id]) if name.id in values else name
-
-            lines = [ast.unparse(Substitute().visit(copy.deepcopy(statement))) for statement in body]
-            snippet = "\n".join([*_aliases_used(sources.files.get(rel, ""), function), *lines])
-            if len(snippet) <= width:
-                snippets.append(snippet)
-        if snippets:
-            found.append(snippets)
+        head = f"@{ast.unparse(mark.func)}({ast.unparse(mark.args[0])}, ["
+        lines = [f"    {ast.unparse(row[0]) if len(row) == 1 else ast.unparse(ast.Tuple(elts=row, ctx=ast.Load()))}," for row in picked]
+        bare = copy.deepcopy(function)
+        bare.decorator_list, bare.body = [], body
+        tail = [f"])  # {len(picked)} of its {len(rows)} cases", ast.unparse(bare)]
+        aliases = _aliases_used(sources.files.get(rel, ""), function)
+        while lines and len("\n".join([*aliases, head, *lines, *tail])) > width:
+            lines.pop()
+            picked.pop()
+            tail[0] = f"])  # {len(picked)} of its {len(rows)} cases"
+        if lines:
+            shown.append("\n".join([*aliases, head, *lines, *tail]))
+            whole.append(len(picked) == len(new))
             if origins is not None:
-                origins.update((snippet, tid) for snippet in snippets)
-    rounds = [snippets[depth] for depth in range(per_test) for snippets in found if depth < len(snippets)]
-    shown = list(dict.fromkeys(rounds))[:limit]
-    if origins is not None:
-        for snippet in [s for s in rounds if s not in shown]:
-            origins.pop(snippet, None)
+                origins[shown[-1]] = tid
+    if shown and all(whole) and len(shown) == len(tests):
+        # every row the step adds to every test of the turn would be shown: one is not
+        dropped = shown.pop()
+        if origins is not None:
+            origins.pop(dropped, None)
     return shown
 
 
 def _parametrized(sources: "_TestSources", rel: str, names: Sequence[str]
-                  ) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[str], list[list[ast.expr]]] | None:  # fmt: skip
-    """The test function ``names`` of ``rel`` with its one ``parametrize`` decorator's
+                  ) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.Call, list[str], list[list[ast.expr]]] | None:  # fmt: skip
+    """The test function ``names`` of ``rel`` with its one ``parametrize`` decorator, its
     parameter names and rows (each a list of expressions, a ``pytest.param``'s values; a
     row marked ``xfail`` or ``skip`` left out), its list written in the decorator or as a
     module-level name of the test module. None where it has no such decorator, or more than one."""
@@ -1926,7 +1932,7 @@ def _parametrized(sources: "_TestSources", rel: str, names: Sequence[str]
             values = [element]
         if len(values) == len(argnames) and not any(isinstance(v, ast.Starred) for v in values):
             rows.append(values)
-    return function, argnames, rows
+    return function, marks[0], argnames, rows
 
 
 def _aliases_used(module: str, function: ast.AST) -> list[str]:
