@@ -171,6 +171,10 @@ def context(task: Task, number: int) -> str:
             out.append(f"### support/{rel}\n" + _code(task.render(text, turn.example_params, str(path)), "python"))
     out.append("## This turn's hidden tests\n")
     helpers = [path for path in sorted((turn.dir / "tests").rglob("*.py")) if path not in turn.tests and "__pycache__" not in path.parts]
+    if any(path.name == "conftest.py" for path in helpers):  # the grader runs pytest with --noconftest
+        helpers = [path for path in helpers if path.name != "conftest.py"]
+        out.append("(The tests run with pytest's `--noconftest`: the tests folder's conftest.py files are never loaded, "
+                   "and are not shown.)\n")  # fmt: skip
     for path in [*helpers, *turn.tests]:  # the tests folder's own helpers first (a mixin in its __init__.py)
         text = task.render(path.read_text(encoding="utf-8"), turn.example_params, str(path))
         out.append(f"### {path.relative_to(turn.dir / 'tests').as_posix()}\n" + _code(text, "python"))
