@@ -149,11 +149,18 @@ def calls(source: str, file: str, names: Iterable[str], tops: Iterable[str], own
                 and node.module and node.module.split(".")[0] in tops for alias in node.names}  # fmt: skip
     modules = {alias.asname or alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
                for alias in node.names if alias.name.split(".")[0] in tops}  # fmt: skip
+    # names bound to what another project provides: ``os.path.exists(name)`` beside tinydb's ``exists()``
+    foreign = {alias.asname or alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+               for alias in node.names if alias.name.split(".")[0] not in tops}  # fmt: skip
+    foreign |= {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                and not node.level and node.module and node.module.split(".")[0] not in tops for alias in node.names}  # fmt: skip
     found = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
         if isinstance(node.func, ast.Attribute) and node.func.attr in own and _receiver(node.func) in ("self", "cls"):
+            continue
+        if isinstance(node.func, ast.Attribute) and _base(node.func) in foreign:
             continue
         if isinstance(node.func, ast.Attribute) and (node.func.attr not in _BUILTIN_ATTRIBUTES or _base(node.func) in modules):
             name = node.func.attr  # a method that shares a name with a ``dict`` or ``set`` one counts on a product module only

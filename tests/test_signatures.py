@@ -101,6 +101,31 @@ def test_a_call_of_the_tests_own_helper_through_self_is_not_the_products(tmp_pat
     assert misfits == [(9, "total", 3), (19, "total", 3)]  # through a class: the instance, then three
 
 
+FOREIGN = """import os
+from os import path as p
+import calc
+from calc import total
+
+
+def test_exists(tmp_path):
+    assert not os.path.exists(tmp_path / "x")
+    assert not p.exists(tmp_path / "x")
+    assert calc.exists() and total(1, 2) == 3
+    assert calc.exists(1)
+"""
+
+
+def test_a_call_through_another_projects_module_is_not_the_products(tmp_path):
+    """Fails where every ``.exists(...)`` was taken for the product's: tinydb's tests call
+    ``os.path.exists(path)`` beside its ``Query().exists()``, and validation refused each of
+    them as a call no signature fits. A call through the product's own module still counts."""
+    task = mini_task(tmp_path, {"test_exists.py": FOREIGN},
+                     prompts=["Add `calc.exists()` and `calc.total(a, b)`.", "`exists()` and `total(a, b)` in calc."])  # fmt: skip
+    reference = {"calc/__init__.py": "def exists():\n    return True\n\n\ndef total(a, b):\n    return a + b\n"}
+    misfits = sorted((c.line, c.name, c.positional) for c, _ in signatures.check_turn(task, task.turns[0], reference, {}))
+    assert misfits == [(11, "exists", 1)]
+
+
 def test_a_property_in_the_seed_allows_any_call_of_its_value():
     """Fails where a property was read as a method of no arguments: cachetools'
     ``TLRUCache.ttu`` is a property whose value its tests call as ``cache.ttu(None, 1, 1)``."""
