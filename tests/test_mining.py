@@ -1057,9 +1057,61 @@ def test_the_cases_a_step_adds_to_a_parametrized_test_are_shown_and_never_all_of
     two = _TestSources({"test_domain.py": PARAMETRIZED_BEFORE.replace(', ("xn--80ak6aa92e.com", False)', "")})
     assert "    ('xn--80ak6aa92e.com', False),\n])  # 1 of its 2 cases" in cases(before, two, ids[:1] + ids[3:4])[0]
     assert cases(before, two, ids[:1]) == []  # the turn's every check would be shown
+    # the rows that failed before the step (pytest's ids) are what it asks, and are shown first
+    asked = {ids[0]: ["a.b_c.com-True", "xn--80ak6aa92e.com-False"], ids[1]: ["plain"]}
+    failing = cases(after, before, ids, asked=asked)
+    assert "[\n    ('a.b_c.com', True),\n])  # 1 of its 5 cases" in failing[0]  # one new row failed: shown alone
+    assert "[\n    ('1.2.3', 'patch', '1.2.4'),\n])  # 1 of its 3 cases" in failing[1]  # by its pytest.param id
     snapshot = Snapshot(ref="0.24", title="0.24", message="Bug fixes.")
     first, _ = _prompts(snapshot, ["validators/domain.py"], [], [], ids, whole=shown[:1])
     assert "This must work:\n```python\nfrom validators import domain as valid\n@pytest.mark.parametrize(" in first
+
+
+def test_a_mined_prompt_shows_the_cases_that_failed_before_the_step(tmp_path):
+    """Fails where the rows shown were the first the step adds: validators 0.24 adds
+    ``example.com``, which passed before it, beside ``example_.com`` under ``rfc_2782``,
+    and its prompt showed the one that told nothing. Failed too where a test whose only
+    change is the rows it gains was read as unchanged (its decorator was not compared), and
+    so left out beside the step's other tests."""
+    test = ("import pytest\n\nfrom domains import valid\n\n\n@pytest.mark.parametrize('value, rfc_2782', [\n    ('a.com', False),\n"
+            "    ('b.com', False),\n    ('example.com', False),\n    ('c.com', False),\n    ('example_.com', True),\n])\n"
+            "def test_valid(value, rfc_2782):\n    assert valid(value, rfc_2782=rfc_2782)\n")  # fmt: skip
+    seed = Snapshot("1", "Release 1", files={"domains.py": "def valid(value, rfc_2782=False):\n    return '_' not in value\n",
+                                             "tests/test_domains.py": test.replace("    ('example.com', False),\n", "")
+                                             .replace("    ('example_.com', True),\n", "")})  # fmt: skip
+    test += "\n\ndef test_underscore_first():\n    assert valid('_sip.example.com', rfc_2782=True)\n"  # the turn's other test
+    step = Snapshot("2", "Release 2", "Fix: domain name not confirming to rfc_2782.", files={
+        "domains.py": "def valid(value, rfc_2782=False):\n    return rfc_2782 or '_' not in value\n", "tests/test_domains.py": test})
+    result = mine([seed, step], tmp_path / "domains", runs=1)
+    assert [len(s.tests) for s in result.kept] == [2], result.steps  # the rows it adds make test_valid the step's
+    prompt = yaml.safe_load(next((tmp_path / "domains" / "turns").iterdir()).joinpath("turn.yaml").read_text())["prompts"][0]
+    assert "[\n    ('example_.com', True),\n])  # 1 of its 5 cases" in prompt, prompt
+    assert "asked" not in (tmp_path / "domains" / "mining.yaml").read_text()
+
+
+def test_a_cases_id_is_the_one_pytest_gives_it(tmp_path):
+    """The miner reads which cases failed before a step by the ids pytest gives them; each
+    row's id, as the miner spells it, is checked against pytest's own collection."""
+    import sys
+
+    from stamina_gym.mining.mine import _parametrized, _TestSources
+
+    text = (PARAMETRIZED_AFTER.replace("from . import helpers\n", "")
+            + "\n\n@pytest.mark.parametrize('a, b', [(1, 2.5), (None, b'x'), ('\u00e9', 'x y'), ((1, 2), -3), (1, 2.5)])\n"
+              "def test_odd(a, b):\n    pass\n\n\n@pytest.mark.parametrize('n', [1, 2], ids=['one', 'two'])\ndef test_named(n):\n    pass\n")  # fmt: skip
+    runnable = text.replace("from validators import domain as valid\n", "bump = valid = None\n")
+    (tmp_path / "test_ids.py").write_text(runnable, encoding="utf-8")
+    collected = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "test_ids.py"],
+                               cwd=tmp_path, capture_output=True, text=True).stdout  # fmt: skip
+    sources = _TestSources({"test_ids.py": text})
+    checked = 0
+    for name in ("test_returns_true_on_valid_domain", "test_next_version", "test_one_row", "test_odd", "test_named"):
+        found = _parametrized(sources, "test_ids.py", [name])
+        for case in found.ids:
+            if case is not None:
+                assert f"test_ids.py::{name}[{case}]" in collected, (case, collected)
+                checked += 1
+    assert checked == 5 + 3 + 1 + 2 + 2, checked  # test_odd's rows 1 and 5 share an id (pytest adds a suffix), its é is escaped
 
 
 MIXIN_TESTS = {

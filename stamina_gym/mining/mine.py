@@ -304,6 +304,10 @@ class Step:
     """Tests that fail just before the step but pass on the seed or on an earlier kept
     state (broken by a step between, fixed by this one): an agent that did nothing would
     be paid for them. Left out."""
+    asked: dict[str, list[str]] = field(default_factory=dict)
+    """Test id -> the cases of it (pytest's ids, ``example_.com-True``) that failed on the
+    state before the step: what the step asks of a parametrized test, whose prompt shows
+    some of them (``cases``). Not written to ``mining.yaml``."""
 
 
 @dataclass
@@ -327,7 +331,8 @@ class Yield:
         return {
             "snapshots": self.snapshots, "candidates": self.candidates, "kept": len(self.kept),
             "yield": round(self.rate, 3), **({"sdists": self.sdists} if self.sdists else {}),
-            "steps": [{key: value for key, value in vars(step).items() if value not in ("", [])} for step in self.steps],
+            "steps": [{key: value for key, value in vars(step).items() if value not in ("", []) and key != "asked"}
+                      for step in self.steps],
         }  # fmt: skip
 
 
@@ -439,7 +444,8 @@ def mine(
             raise ConfigError("no candidate step has a test that fails before it and passes after: nothing to mine; "
                               f"why each was dropped: {out / 'mining.yaml'} ("
                               + "; ".join(f"{s.ref[:12]}: {s.cause}" for s in steps[:5]) + ")")  # fmt: skip
-        _draft_prompts(out, trees, snapshots, kept, base, sandbox, scratch)
+        asked = {step.turn: step.asked for step in steps if step.status == "kept"}
+        _draft_prompts(out, trees, snapshots, kept, base, sandbox, scratch, asked)
     except BaseException:
         if not kept and not (out / "mining.yaml").exists():
             shutil.rmtree(out, ignore_errors=True)
@@ -574,7 +580,11 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
                 # it in its run) fail there: ``runs`` - 1 more runs would each wait out the
                 # limit again (more-itertools' 47th candidate, 3 x 300 s), so only the
                 # others run again, for flakiness.
-                seen_before = [by_base_id(_run(task, [turn], before, scratch, sandbox, timeout, group), group)]
+                first_run = _run(task, [turn], before, scratch, sandbox, timeout, group)
+                seen_before = [by_base_id(first_run, group)]
+                for case, outcome in first_run.items():
+                    if "[" in case and outcome.status != "passed":
+                        step.asked.setdefault(base_id(case), []).append(case[len(base_id(case)) + 1 : -1])
                 slow = {tid: seen_before[0][tid] for tid in group if seen_before[0][tid].message == TIMED_OUT}
                 rest = [tid for tid in group if tid not in slow]
                 for _ in range(runs - 1):
@@ -643,7 +653,7 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
         # A test the step did not change asks only for the names it imports, which the
         # prompt gives (the interface check): its turn's notes need not name it.
         if step.tests and not set(step.tests) <= unchanged:
-            told = _told(trees, snapshots, state, index, [tid for tid in step.tests if tid not in unchanged])
+            told = _told(trees, snapshots, state, index, [tid for tid in step.tests if tid not in unchanged], step.asked)
             step.untold = [tid for tid in step.tests if tid not in told and tid not in unchanged]
             step.tests = [tid for tid in step.tests if tid in told or tid in unchanged]
             if pins is not None:  # a pinned test the prompt no longer tells breaks its pin
@@ -686,7 +696,8 @@ VAGUE = re.compile(r"\b(bug ?fix(es)?|(various|several|minor|other|misc\w*|small
                    re.IGNORECASE)  # fmt: skip
 
 
-def _told(trees, snapshots: Sequence[Snapshot], previous: int, index: int, tests: Sequence[str]) -> list[str]:
+def _told(trees, snapshots: Sequence[Snapshot], previous: int, index: int, tests: Sequence[str],
+          asked: Mapping[str, Sequence[str]] = {}) -> list[str]:  # fmt: skip
     """Those of ``tests`` (ids under the task's turns folder) that the turn's prompt tells,
     where its notes are vague (all but bare, or fixes unnamed: ``VAGUE``; else all of them): its
     notes or documentation name them, or it shows one of their checks (``_Shown.told``). The others are
@@ -697,7 +708,7 @@ def _told(trees, snapshots: Sequence[Snapshot], previous: int, index: int, tests
     if not _vague([*_folded(snapshots, previous, index), snapshots[index]]):
         return kept  # notes that say what changed are trusted to tell its tests
     while kept:
-        shown = _shown(trees, snapshots, previous, index, [tid.split("/", 1)[1] for tid in kept])
+        shown = _shown(trees, snapshots, previous, index, [tid.split("/", 1)[1] for tid in kept], asked=asked)
         told = [tid for tid in kept if shown.told(tid.split("/", 1)[1])]
         if told == kept:
             break
@@ -796,15 +807,25 @@ def _run(task: Task, turns, tree: Mapping[str, str], scratch: Path, sandbox: San
 
 def _unchanged_tests(old: Mapping[str, str], new: Mapping[str, str], ids: Sequence[str], turn_id: str) -> set[str]:
     """The ids whose test function reads the same in ``old`` and ``new`` (test files
-    relative to the tests folder): a test that did not change is no test of this step."""
+    relative to the tests folder), its decorators and its ``parametrize`` rows with it: a
+    test that did not change is no test of this step; one whose list of cases grew is."""
     was, now = _TestSources(old), _TestSources(new)
     same = set()
     for tid in ids:
         rel, *names = tid.removeprefix(f"{turn_id}/").split("::")
         before = was.source(rel, names)
-        if before is not None and before == now.source(rel, names):
+        if before is not None and before == now.source(rel, names) and _marks(was, rel, names) == _marks(now, rel, names):
             same.add(tid)
     return same
+
+
+def _marks(sources: "_TestSources", rel: str, names: Sequence[str]) -> list[str]:
+    """A test's decorators and its ``parametrize`` rows (a list the module names read
+    through), as text."""
+    node = sources.node(rel, names)
+    found = _parametrized(sources, rel, names)
+    return [*(ast.unparse(d) for d in (node.decorator_list if node else [])),
+            *(ast.unparse(ast.Tuple(elts=row, ctx=ast.Load())) for row in (found.rows if found else []))]  # fmt: skip
 
 
 class _Segments:
@@ -1186,7 +1207,8 @@ def sequence_of(kind: str, paths: Sequence[str], earlier: Sequence[tuple[str, Se
 
 
 def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[tuple[int, str, list[str]]],
-                   base: int = 0, sandbox: Sandbox | None = None, scratch: Path | None = None) -> None:  # fmt: skip
+                   base: int = 0, sandbox: Sandbox | None = None, scratch: Path | None = None,
+                   asked: Mapping[str, Mapping[str, Sequence[str]]] = {}) -> None:  # fmt: skip
     """Write each kept turn's turn.yaml: title, kind, paths, the sequence it closes, and
     two prompt drafts that name every product name its tests use that the agent was not
     yet told. ``base``: the snapshot the seed is. With a ``sandbox``, the documentation's
@@ -1199,7 +1221,8 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         spec = yaml.safe_load((folder / "turn.yaml").read_text(encoding="utf-8"))
         before, after = trees[previous][0], trees[index][0]
         changed = sorted(rel for rel in {*before, *after} if before.get(rel) != after.get(rel))
-        shown = _shown(trees, snapshots, previous, index, [tid.split("/", 1)[1] for tid in tests], sandbox, scratch)
+        shown = _shown(trees, snapshots, previous, index, [tid.split("/", 1)[1] for tid in tests], sandbox, scratch,
+                       asked.get(turn_id, {}))  # fmt: skip
         signatures, rewritten, described, added = shown.signatures, shown.rewritten, shown.described, shown.added
         calls, warned, whole = shown.calls, shown.warned, shown.whole
         kind = kind_of(f"{snapshot.title}\n{snapshot.message}", added)
@@ -1272,7 +1295,7 @@ class _Shown:
 
 
 def _shown(trees, snapshots: Sequence[Snapshot], previous: int, index: int, tests: Sequence[str],
-           sandbox: Sandbox | None = None, scratch: Path | None = None) -> _Shown:  # fmt: skip
+           sandbox: Sandbox | None = None, scratch: Path | None = None, asked: Mapping[str, Sequence[str]] = {}) -> _Shown:  # fmt: skip
     """What the prompt of the turn from snapshot ``previous`` to ``index`` shows of its
     ``tests`` (ids under the tests folder): the step's public names, signatures and, where
     the notes are thin, docstrings; example calls, warnings and checks shown whole. With a
@@ -1310,7 +1333,8 @@ def _shown(trees, snapshots: Sequence[Snapshot], previous: int, index: int, test
              or examples(sources, ids, list(public_after), 5 if thin else 3, origins=origins))  # fmt: skip
     warned = warning_examples(sources, ids, origins=origins)
     whole = scenarios(sources, ids, limit=4 if thin else 2, origins=origins)
-    whole += cases(sources, _TestSources(trees[previous][1]), ids, limit=6 if thin else 4, origins=origins)
+    failing = {tid.split("/", 1)[1]: cases for tid, cases in asked.items()}  # under the tests folder, as ``ids``
+    whole += cases(sources, _TestSources(trees[previous][1]), ids, limit=6 if thin else 4, origins=origins, asked=failing)
     return _Shown("\n".join([*(step.title for step in steps), notes]), added, rewritten, signatures, described, docs, calls,
                   warned, whole, set(origins.values()), printed)  # fmt: skip
 
@@ -1822,12 +1846,15 @@ def scenarios(sources: "_TestSources", tests: Sequence[str], limit: int = 2, sta
 
 
 def cases(sources: "_TestSources", earlier: "_TestSources", tests: Sequence[str], limit: int = 4, per_test: int = 8,
-          statements: int = 8, width: int = 1200, origins: dict[str, str] | None = None) -> list[str]:  # fmt: skip
+          statements: int = 8, width: int = 1200, origins: dict[str, str] | None = None,
+          asked: Mapping[str, Sequence[str]] = {}) -> list[str]:  # fmt: skip
     """Cases the step adds to a test's ``@pytest.mark.parametrize`` list, each test shown as
     its source with some of those rows: semver 2.10.0's ``next_version(part)`` cases are
     what its notes leave out, and validators 0.24's ``example_.com`` under ``rfc_2782`` is
     the whole of what its step asks. Only rows the ``earlier`` tests (the tree before the
-    step) do not hold; of a test, the first of them and then each time the one most unlike
+    step) do not hold, and of those, where ``asked`` (test id -> its cases' pytest ids that
+    failed before the step) names some, those: validators 0.24's new ``example.com`` row
+    passed before it, and showing it told nothing. Of a test, the first of them and then each time the one most unlike
     those shown, up to ``per_test`` and half its rows, never every row it has nor every row
     the step adds but where it adds one; and never every row the step adds to every test of
     the turn. A test is shown where it has one ``parametrize``, at most ``statements``
@@ -1844,10 +1871,12 @@ def cases(sources: "_TestSources", earlier: "_TestSources", tests: Sequence[str]
         now = _parametrized(sources, rel, names)
         if now is None:
             continue
-        function, mark, argnames, rows = now
+        function, mark, argnames, rows = now.function, now.mark, now.argnames, now.rows
         before = _parametrized(earlier, rel, names)
-        old = {ast.unparse(ast.Tuple(elts=row, ctx=ast.Load())) for row in (before[3] if before else [])}
+        old = {ast.unparse(ast.Tuple(elts=row, ctx=ast.Load())) for row in (before.rows if before else [])}
         new = [row for row in rows if ast.unparse(ast.Tuple(elts=row, ctx=ast.Load())) not in old]
+        failed = set(asked.get("::".join([rel, *names]), ()))
+        new = [row for row, case in zip(rows, now.ids) if case in failed and row in new] or new
         own = sources.own_names(rel) - set(argnames)  # a parameter shadows the module's name
         args = function.args
         body = function.body[1:] if ast.get_docstring(function) is not None else function.body
@@ -1892,12 +1921,10 @@ def cases(sources: "_TestSources", earlier: "_TestSources", tests: Sequence[str]
     return shown
 
 
-def _parametrized(sources: "_TestSources", rel: str, names: Sequence[str]
-                  ) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.Call, list[str], list[list[ast.expr]]] | None:  # fmt: skip
+def _parametrized(sources: "_TestSources", rel: str, names: Sequence[str]) -> _Parametrized | None:
     """The test function ``names`` of ``rel`` with its one ``parametrize`` decorator, its
-    parameter names and rows (each a list of expressions, a ``pytest.param``'s values; a
-    row marked ``xfail`` or ``skip`` left out), its list written in the decorator or as a
-    module-level name of the test module. None where it has no such decorator, or more than one."""
+    list written in the decorator or as a module-level name of the test module. None where
+    it has no such decorator, or more than one."""
     function = sources.node(rel, names)
     if function is None:
         return None
@@ -1920,19 +1947,63 @@ def _parametrized(sources: "_TestSources", rel: str, names: Sequence[str]
                        and any(isinstance(t, ast.Name) and t.id == listed.id for t in node.targets)), None)  # fmt: skip
     if not isinstance(listed, (ast.List, ast.Tuple)):
         return None
-    rows = []
-    for element in listed.elts:
+    ids = next((k.value for k in marks[0].keywords if k.arg == "ids"), None)
+    given = [e.value if isinstance(e, ast.Constant) and isinstance(e.value, str) else None
+             for e in (ids.elts if isinstance(ids, (ast.List, ast.Tuple)) else [])]  # fmt: skip
+    found = _Parametrized(function, marks[0], argnames, [], [])
+    for index, element in enumerate(listed.elts):
+        case = given[index] if index < len(given) else None if ids is not None else ""
         if isinstance(element, ast.Call) and _called_name(element) == "param":
             if any(k.arg == "marks" and re.search(r"\b(xfail|skip\w*)\b", ast.unparse(k.value)) for k in element.keywords):
                 continue
             values = list(element.args)
+            case = next((k.value.value for k in element.keywords if k.arg == "id" and isinstance(k.value, ast.Constant)), case)
         elif len(argnames) > 1:
             values = list(element.elts) if isinstance(element, (ast.Tuple, ast.List)) else []
         else:
             values = [element]
         if len(values) == len(argnames) and not any(isinstance(v, ast.Starred) for v in values):
-            rows.append(values)
-    return function, marks[0], argnames, rows
+            found.rows.append(values)
+            found.ids.append(_case_id(argnames, values, index) if case == "" else case)
+    found.ids = [case if case is not None and found.ids.count(case) == 1 else None for case in found.ids]
+    return found
+
+
+@dataclass
+class _Parametrized:
+    """A test under one ``parametrize``: its rows (each a list of expressions; a row marked
+    ``xfail`` or ``skip`` left out) and the id pytest gives each (``_case_id``; None where
+    it is not sure: an id pytest would give twice, or an ``ids`` function)."""
+
+    function: ast.FunctionDef | ast.AsyncFunctionDef
+    mark: ast.Call
+    argnames: list[str]
+    rows: list[list[ast.expr]]
+    ids: list[str | None]
+
+
+def _case_id(argnames: Sequence[str], values: Sequence[ast.expr], index: int) -> str | None:
+    """The id pytest gives a row of no ``id``: its values joined by ``-``, each a literal's
+    text (a printable ASCII string or bytes as it is, ``True``, ``1.5``, ``None``), else the
+    parameter's name and the row's index in its list (``func0``, ``a3`` for a tuple). None
+    where pytest would escape a value (``\\xe9``)."""
+    parts = []
+    for name, value in zip(argnames, values):
+        try:
+            literal = ast.literal_eval(value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            literal = ...
+        if isinstance(literal, bytes):
+            literal = literal.decode("latin-1")
+        if isinstance(literal, str):
+            if not (literal.isascii() and literal.isprintable()):
+                return None
+            parts.append(literal)
+        elif isinstance(literal, (bool, int, float, complex)) or literal is None:
+            parts.append(str(literal))
+        else:
+            parts.append(f"{name}{index}")
+    return "-".join(parts)
 
 
 def _aliases_used(module: str, function: ast.AST) -> list[str]:
