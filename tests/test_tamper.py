@@ -953,12 +953,21 @@ def add(a, b):
 """
 
 
+#: A support module that rebinds or deletes names it defines, as test dependencies do: pytz's
+#: ``UTC = UTC()`` (the class's name then holds an instance) and dateutil's ``del __get_gettz``.
+REBINDING_HELPER = DEFINED_HELPER + ("\n\nclass Zone:\n    def offset(self):\n        return 0\n\n\nZone = Zone()\n\n\n"
+                                     "def _make():\n    return 1\n\n\nmade = _make()\ndel _make\n")  # fmt: skip
+HELPERS = {"defined": DEFINED_HELPER, "aliased": ALIASED_HELPER, "rebinding": REBINDING_HELPER}
+
+
 @pytest.mark.parametrize("helper,product", [
     ("defined", REBIND_COMMON),
     ("aliased", REBIND_COMMON),
     ("aliased", AROUND_THE_HOOK),
     ("aliased", PATCHED_LOADER),
-], ids=["defined", "aliased", "aliased-around-the-import-hook", "aliased-through-a-patched-loader-class"])  # fmt: skip
+    ("rebinding", REBIND_COMMON),
+], ids=["defined", "aliased", "aliased-around-the-import-hook", "aliased-through-a-patched-loader-class",
+        "defined-beside-names-the-file-rebinds"])  # fmt: skip
 def test_rebinding_a_support_helper_as_the_tests_import_it_is_a_violation(tmp_path, helper, product):
     """The product imports the support module first and swaps its helper for a no-op. A
     helper its file defines is checked by its code; any helper is fingerprinted by the
@@ -974,7 +983,7 @@ def test_rebinding_a_support_helper_as_the_tests_import_it_is_a_violation(tmp_pa
     task = tmp_path / "helper"
     shutil.copytree(MINI, task)
     (task / "support").mkdir()
-    (task / "support" / "common.py").write_text(DEFINED_HELPER if helper == "defined" else ALIASED_HELPER)
+    (task / "support" / "common.py").write_text(HELPERS[helper])
     (task / "turns" / "01-add" / "tests" / "test_add.py").write_text(HELPER_TESTS)
     env = StaminaEnv(EnvConfig(id="Helper-v0", task=str(task)), sandbox={"kind": "local"})
     try:
@@ -985,6 +994,35 @@ def test_rebinding_a_support_helper_as_the_tests_import_it_is_a_violation(tmp_pa
         env.close()
     assert grade["passed"] == 0 and grade["failure_class"] == "violation", grade["detail"]
     assert reward < 0
+
+
+def test_a_support_module_that_rebinds_its_own_names_is_no_tampering(tmp_path):
+    """Fails where the harness took a name the support file itself rebinds or deletes for a
+    swapped function: pytz's ``UTC = UTC()`` and dateutil's ``del __get_gettz`` voided every
+    run of marshmallow's and humanize's tests, so an honest agent was paid as a forger. The
+    file's other functions are still checked (``defined-beside-names-the-file-rebinds`` above)."""
+    import shutil
+
+    from stamina_gym.config import EnvConfig
+    from stamina_gym.env import StaminaEnv
+    from tests.conftest import MINI
+
+    task = tmp_path / "rebinding"
+    shutil.copytree(MINI, task)
+    (task / "support").mkdir()
+    (task / "support" / "common.py").write_text(REBINDING_HELPER)
+    (task / "turns" / "01-add" / "tests" / "test_add.py").write_text(HELPER_TESTS.replace(
+        "from common import assert_equal\n", "from common import Zone, assert_equal, made\n").replace(
+        "assert_equal(calc.add(2, 3), 5)", "assert_equal(calc.add(2, 3) + Zone.offset() * made, 5)"))  # fmt: skip
+    env = StaminaEnv(EnvConfig(id="Rebinding-v0", task=str(task)), sandbox={"kind": "local"})
+    try:
+        env.reset(seed=0)
+        act(env, tool="write_file", path="calc/__init__.py", content="def add(a, b):\n    return a + b\n")
+        reward, grade = submit(env)
+    finally:
+        env.close()
+    assert grade["passed"] == 2 and grade["failure_class"] is None, grade["detail"]
+    assert reward > 0
 
 
 @pytest.mark.parametrize("layout", ["module", "package"])

@@ -1305,7 +1305,10 @@ def _support_code(root):
                 continue  # the module cannot import: its tests fail on their own
             codes = {code.co_name: code for code in module.co_consts if hasattr(code, "co_code")}
             expected = {}
+            bound = _bindings(ast, tree.body)
             for node in tree.body:
+                if bound.get(node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else "", 0) > 1:
+                    continue  # the file rebinds or deletes the name itself: pytz's ``UTC = UTC()``, dateutil's ``del __get_gettz``
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.decorator_list and node.name in codes:
                     expected[node.name] = codes[node.name]
                 elif isinstance(node, ast.ClassDef) and not node.decorator_list and node.name in codes:
@@ -1315,6 +1318,53 @@ def _support_code(root):
                             expected[f"{node.name}.{item.name}"] = inner[item.name]
             found[".".join(parts)] = (path, expected)
     return found
+
+
+def _bindings(ast, body):
+    """How often each name is bound or deleted by the module-level statements ``body``
+    (``if``, ``try``, ``with`` and loop blocks included, not function or class bodies)."""
+    counts = {}
+
+    def count(name):
+        counts[name] = counts.get(name, 0) + 1
+
+    def targets(node):  # ``a``, ``a, b``, ``*a``: not ``a.b`` nor ``a[0]``, which leave ``a`` bound as it was
+        if isinstance(node, ast.Name):
+            count(node.id)
+        elif isinstance(node, (ast.Tuple, ast.List)):
+            for element in node.elts:
+                targets(element)
+        elif isinstance(node, ast.Starred):
+            targets(node.value)
+
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            count(node.name)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                count(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                targets(target)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+            targets(node.target)
+        elif isinstance(node, ast.Delete):
+            for target in node.targets:
+                targets(target)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            targets(node.target)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    targets(item.optional_vars)
+        for block in ("body", "orelse", "finalbody"):
+            for name, times in _bindings(ast, getattr(node, block, None) or []).items():
+                counts[name] = counts.get(name, 0) + times
+        for handler in getattr(node, "handlers", None) or []:
+            for name, times in _bindings(ast, handler.body).items():
+                counts[name] = counts.get(name, 0) + times
+    return counts
 
 
 def _support_changed(support):
