@@ -1851,13 +1851,13 @@ def cases(sources: "_TestSources", earlier: "_TestSources", tests: Sequence[str]
     """Cases the step adds to a test's ``@pytest.mark.parametrize`` list, each test shown as
     its source with some of those rows: semver 2.10.0's ``next_version(part)`` cases are
     what its notes leave out, and validators 0.24's ``example_.com`` under ``rfc_2782`` is
-    the whole of what its step asks. Only rows the ``earlier`` tests (the tree before the
-    step) do not hold, and of those, where ``asked`` (test id -> its cases' pytest ids that
-    failed before the step) names some, those: validators 0.24's new ``example.com`` row
-    passed before it, and showing it told nothing. Of a test, the first of them and then each time the one most unlike
-    those shown, up to ``per_test`` and half its rows, never every row it has nor every row
-    the step adds but where it adds one; and never every row the step adds to every test of
-    the turn. A test is shown where it has one ``parametrize``, at most ``statements``
+    the whole of what its step asks. The rows that failed before the step, where ``asked``
+    (test id -> its cases' pytest ids that did) names some, those it adds first (validators
+    0.24's new ``example.com`` row passed before it, and showing it told nothing); else
+    the rows the ``earlier`` tests (the tree before the step) do not hold. Of a test, the first of them and then each time the one most unlike
+    those shown, up to ``per_test`` and half its rows, never every row it has nor every one
+    of those rows but where there is one; and never every one of them of every test of the
+    turn. A test is shown where it has one ``parametrize``, at most ``statements``
     statements, takes nothing but its parameters and reaches nothing of the tests' own but
     through its rows (as ``scenarios``); at most ``limit`` tests. A parametrized test
     passes only when every case does, so its shown rows alone never pass it."""
@@ -1876,7 +1876,8 @@ def cases(sources: "_TestSources", earlier: "_TestSources", tests: Sequence[str]
         old = {ast.unparse(ast.Tuple(elts=row, ctx=ast.Load())) for row in (before.rows if before else [])}
         new = [row for row in rows if ast.unparse(ast.Tuple(elts=row, ctx=ast.Load())) not in old]
         failed = set(asked.get("::".join([rel, *names]), ()))
-        new = [row for row, case in zip(rows, now.ids) if case in failed and row in new] or new
+        failing = [row for row, case in zip(rows, now.ids) if case in failed]
+        new = [*(row for row in failing if row in new), *(row for row in failing if row not in new)] or new
         own = sources.own_names(rel) - set(argnames)  # a parameter shadows the module's name
         args = function.args
         body = function.body[1:] if ast.get_docstring(function) is not None else function.body
