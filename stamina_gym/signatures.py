@@ -116,7 +116,8 @@ def _shape_of_def(args: ast.arguments, told: str, method: bool = True) -> Shape:
 
 def seed_shapes(files: Mapping[str, str]) -> dict[str, list[Shape]]:
     """The shapes of the functions and methods a repository defines at module level or in
-    its classes (``self`` and ``cls`` aside); a function nested in another is no
+    its classes (``self`` and ``cls`` aside), and of its classes as their ``__init__``
+    takes (any call of a class that inherits one); a function nested in another is no
     interface of the repository."""
     found: dict[str, list[Shape]] = {}
     for rel, tree in pyast.modules(files):
@@ -131,6 +132,11 @@ def seed_shapes(files: Mapping[str, str]) -> dict[str, list[Shape]]:
                     found.setdefault(node.name, []).append(_shape_of_def(node.args, f"{rel}: def {node.name}", in_class))
                 elif isinstance(node, ast.ClassDef):
                     bodies.append((node.body, True))
+                    # calling the class calls its __init__: marshmallow's ``Number(*, as_string=False,
+                    # **kwargs)``; one it inherits from elsewhere takes what that one takes
+                    init = next((item for item in node.body if isinstance(item, ast.FunctionDef) and item.name == "__init__"), None)
+                    found.setdefault(node.name, []).append(
+                        _shape_of_def(init.args, f"{rel}: class {node.name}") if init else Shape(_ANY, _ANY, f"{rel}: class {node.name}"))
     return found
 
 

@@ -126,6 +126,23 @@ def test_a_call_through_another_projects_module_is_not_the_products(tmp_path):
     assert misfits == [(11, "exists", 1)]
 
 
+def test_a_class_of_the_seed_is_called_as_its_init_takes(tmp_path):
+    """Fails where a class's constructor was told only by the prompts' calls: marshmallow's
+    tests call ``fields.Number(as_string=True, allow_none=True)``, which the seed's
+    ``Number.__init__(self, *, as_string=False, **kwargs)`` takes, and validation refused
+    it. A class with no ``__init__`` of its own takes any call; one whose ``__init__`` takes
+    no such keyword still refuses it."""
+    tests = ("import calc\n\n\ndef test_number():\n    assert calc.Number(as_string=True, allow_none=True)\n"
+             "    assert calc.Plain(1, extra=2)\n    assert calc.Strict(1, extra=2)\n")  # fmt: skip
+    task = mini_task(tmp_path, {"test_number.py": tests},
+                     prompts=["`calc.Number(as_string=True)` and `calc.Strict(1)`.", "Number(as_string=True); Strict(1)."])  # fmt: skip
+    seed = ("class Number:\n    def __init__(self, *, as_string=False, **kwargs):\n        self.as_string = as_string\n\n\n"
+            "class Plain(Number):\n    pass\n\n\nclass Strict:\n    def __init__(self, value):\n        self.value = value\n")  # fmt: skip
+    (task.seed_dir / "calc" / "__init__.py").write_text(seed)
+    misfits = sorted((c.line, c.name) for c, _ in signatures.check_turn(task, task.turns[0], {"calc/__init__.py": seed}, {}))
+    assert misfits == [(7, "Strict")]
+
+
 def test_a_property_in_the_seed_allows_any_call_of_its_value():
     """Fails where a property was read as a method of no arguments: cachetools'
     ``TLRUCache.ttu`` is a property whose value its tests call as ``cache.ttu(None, 1, 1)``."""
