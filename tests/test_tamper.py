@@ -953,6 +953,20 @@ def add(a, b):
 """
 
 
+def _submitted(task, env_id: str, product: str):
+    """The reward and grade of one submit of ``product`` as calc/__init__.py on ``task``."""
+    from stamina_gym.config import EnvConfig
+    from stamina_gym.env import StaminaEnv
+
+    env = StaminaEnv(EnvConfig(id=env_id, task=str(task)), sandbox={"kind": "local"})
+    try:
+        env.reset(seed=0)
+        act(env, tool="write_file", path="calc/__init__.py", content=product)
+        return submit(env)
+    finally:
+        env.close()
+
+
 #: A support module that rebinds or deletes names it defines, as test dependencies do: pytz's
 #: ``UTC = UTC()`` (the class's name then holds an instance) and dateutil's ``del __get_gettz``.
 REBINDING_HELPER = DEFINED_HELPER + ("\n\nclass Zone:\n    def offset(self):\n        return 0\n\n\nZone = Zone()\n\n\n"
@@ -976,8 +990,6 @@ def test_rebinding_a_support_helper_as_the_tests_import_it_is_a_violation(tmp_pa
     the helper's assertions are compiled into the tests, ``tests/test_seal.py``.)"""
     import shutil
 
-    from stamina_gym.config import EnvConfig
-    from stamina_gym.env import StaminaEnv
     from tests.conftest import MINI
 
     task = tmp_path / "helper"
@@ -985,13 +997,7 @@ def test_rebinding_a_support_helper_as_the_tests_import_it_is_a_violation(tmp_pa
     (task / "support").mkdir()
     (task / "support" / "common.py").write_text(HELPERS[helper])
     (task / "turns" / "01-add" / "tests" / "test_add.py").write_text(HELPER_TESTS)
-    env = StaminaEnv(EnvConfig(id="Helper-v0", task=str(task)), sandbox={"kind": "local"})
-    try:
-        env.reset(seed=0)
-        act(env, tool="write_file", path="calc/__init__.py", content=product)
-        reward, grade = submit(env)
-    finally:
-        env.close()
+    reward, grade = _submitted(task, "Helper-v0", product)
     assert grade["passed"] == 0 and grade["failure_class"] == "violation", grade["detail"]
     assert reward < 0
 
@@ -1003,8 +1009,6 @@ def test_a_support_module_that_rebinds_its_own_names_is_no_tampering(tmp_path):
     file's other functions are still checked (``defined-beside-names-the-file-rebinds`` above)."""
     import shutil
 
-    from stamina_gym.config import EnvConfig
-    from stamina_gym.env import StaminaEnv
     from tests.conftest import MINI
 
     task = tmp_path / "rebinding"
@@ -1014,13 +1018,7 @@ def test_a_support_module_that_rebinds_its_own_names_is_no_tampering(tmp_path):
     (task / "turns" / "01-add" / "tests" / "test_add.py").write_text(HELPER_TESTS.replace(
         "from common import assert_equal\n", "from common import Zone, assert_equal, made\n").replace(
         "assert_equal(calc.add(2, 3), 5)", "assert_equal(calc.add(2, 3) + Zone.offset() * made, 5)"))  # fmt: skip
-    env = StaminaEnv(EnvConfig(id="Rebinding-v0", task=str(task)), sandbox={"kind": "local"})
-    try:
-        env.reset(seed=0)
-        act(env, tool="write_file", path="calc/__init__.py", content="def add(a, b):\n    return a + b\n")
-        reward, grade = submit(env)
-    finally:
-        env.close()
+    reward, grade = _submitted(task, "Rebinding-v0", "def add(a, b):\n    return a + b\n")
     assert grade["passed"] == 2 and grade["failure_class"] is None, grade["detail"]
     assert reward > 0
 
@@ -1032,19 +1030,11 @@ def test_a_test_module_that_fails_to_import_is_no_tampering(tmp_path, layout):
     hook fingerprints it even so, and the turn fails as a failure, never as a violation."""
     import shutil
 
-    from stamina_gym.config import EnvConfig
-    from stamina_gym.env import StaminaEnv
     from tests.conftest import MINI
 
     task = tmp_path / "unimportable"
     shutil.copytree(MINI, task)
     if layout == "package":
         (task / "turns" / "01-add" / "tests" / "__init__.py").write_text("")
-    env = StaminaEnv(EnvConfig(id="Unimportable-v0", task=str(task)), sandbox={"kind": "local"})
-    try:
-        env.reset(seed=0)
-        act(env, tool="write_file", path="calc/__init__.py", content="raise ImportError('calc is not written yet')\n")
-        reward, grade = submit(env)
-    finally:
-        env.close()
+    reward, grade = _submitted(task, "Unimportable-v0", "raise ImportError('calc is not written yet')\n")
     assert grade["passed"] == 0 and grade["failure_class"] not in ("violation", "infrastructure"), grade["detail"]
