@@ -900,15 +900,19 @@ class _TestSources:
             self._parsed[rel] = found
         return self._parsed[rel]
 
-    def node(self, rel: str, names: Sequence[str]) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-        """The test function (``[name]``) or method (``[Class, name]``) of ``rel`` as parsed,
-        its decorators with it; None where ``rel`` does not define it."""
+    def module(self, rel: str) -> ast.Module:
+        """The test module ``rel`` parsed, once (an empty module where it does not parse)."""
         if rel not in self._trees:
             try:
                 self._trees[rel] = ast.parse(self.files.get(rel, ""))
             except SyntaxError:
                 self._trees[rel] = ast.Module(body=[], type_ignores=[])
-        scope: Sequence[ast.stmt] = list(collection.module_level(self._trees[rel].body))
+        return self._trees[rel]
+
+    def node(self, rel: str, names: Sequence[str]) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The test function (``[name]``) or method (``[Class, name]``) of ``rel`` as parsed,
+        its decorators with it; None where ``rel`` does not define it."""
+        scope: Sequence[ast.stmt] = list(collection.module_level(self.module(rel).body))
         for name in names[:-1]:
             scope = next((node.body for node in scope if isinstance(node, ast.ClassDef) and node.name == name), [])
         return next((node for node in scope if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == names[-1]), None)
@@ -919,10 +923,7 @@ class _TestSources:
         not the product's. Read once per file: every test of a turn asks."""
         if rel in self._own:
             return self._own[rel]
-        try:
-            tree = ast.parse(self.files.get(rel, ""))
-        except SyntaxError:
-            tree = ast.Module(body=[], type_ignores=[])
+        tree = self.module(rel)
         names = {node.name for node in collection.module_level(tree.body)
                  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}  # fmt: skip
         names |= {target.id for node in collection.module_level(tree.body) if isinstance(node, (ast.Assign, ast.AnnAssign))
@@ -1862,7 +1863,7 @@ def cases(sources: "_TestSources", earlier: "_TestSources", tests: Sequence[str]
     through its rows (as ``scenarios``); at most ``limit`` tests. A parametrized test
     passes only when every case does, so its shown rows alone never pass it."""
     shown: list[str] = []
-    whole: list[bool] = []  # per shown test: every row the step adds is shown
+    whole: list[bool] = []  # per shown test: every row of its pool is shown
     for tid in tests:
         if len(shown) >= limit:
             break
@@ -1877,7 +1878,7 @@ def cases(sources: "_TestSources", earlier: "_TestSources", tests: Sequence[str]
         new = [row for row in rows if ast.unparse(ast.Tuple(elts=row, ctx=ast.Load())) not in old]
         failed = set(asked.get("::".join([rel, *names]), ()))
         failing = [row for row, case in zip(rows, now.ids) if case in failed]
-        new = [*(row for row in failing if row in new), *(row for row in failing if row not in new)] or new
+        pool = [*(row for row in failing if row in new), *(row for row in failing if row not in new)] or new
         own = sources.own_names(rel) - set(argnames)  # a parameter shadows the module's name
         args = function.args
         body = function.body[1:] if ast.get_docstring(function) is not None else function.body
@@ -1889,8 +1890,8 @@ def cases(sources: "_TestSources", earlier: "_TestSources", tests: Sequence[str]
                 or any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
                        and not n.attr.startswith("assert") for n in inside)):  # fmt: skip
             continue
-        unshown = [row for row in new if not (_free_names(ast.Tuple(elts=row, ctx=ast.Load())) & own)]
-        most = min(per_test, len(rows) - 1, max(1, len(rows) // 2), len(new) - 1 if len(new) > 1 else 1)
+        unshown = [row for row in pool if not (_free_names(ast.Tuple(elts=row, ctx=ast.Load())) & own)]
+        most = min(per_test, len(rows) - 1, max(1, len(rows) // 2), len(pool) - 1 if len(pool) > 1 else 1)
         picked: list[list[ast.expr]] = []
         while unshown and len(picked) < most:
             # the first row, then each time the one that differs from those picked in the
@@ -1911,11 +1912,11 @@ def cases(sources: "_TestSources", earlier: "_TestSources", tests: Sequence[str]
             tail[0] = f"])  # {len(picked)} of its {len(rows)} cases"
         if lines:
             shown.append("\n".join([*aliases, head, *lines, *tail]))
-            whole.append(len(picked) == len(new))
+            whole.append(len(picked) == len(pool))
             if origins is not None:
                 origins[shown[-1]] = tid
     if shown and all(whole) and len(shown) == len(tests):
-        # every row the step adds to every test of the turn would be shown: one is not
+        # every row of every test's pool would be shown, so every check of the turn: one is not
         dropped = shown.pop()
         if origins is not None:
             origins.pop(dropped, None)
@@ -1940,11 +1941,7 @@ def _parametrized(sources: "_TestSources", rel: str, names: Sequence[str]) -> _P
     else:
         return None
     if isinstance(listed, ast.Name):  # a list the test module names: CASES = [...]
-        try:
-            module = ast.parse(sources.files.get(rel, ""))
-        except SyntaxError:
-            return None
-        listed = next((node.value for node in collection.module_level(module.body) if isinstance(node, ast.Assign)
+        listed = next((node.value for node in collection.module_level(sources.module(rel).body) if isinstance(node, ast.Assign)
                        and any(isinstance(t, ast.Name) and t.id == listed.id for t in node.targets)), None)  # fmt: skip
     if not isinstance(listed, (ast.List, ast.Tuple)):
         return None
