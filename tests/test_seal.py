@@ -547,6 +547,65 @@ def test_the_products_own_containers_and_exact_numbers_keep_their_verdicts():
     assert [p.kind for p in module.points.values()] == ["open", "open", "compare", "compare"]
 
 
+SET_MODULE = """from shop import service
+
+
+def test_fields():
+    assert service.fields() == {"name", "surname-4417"}
+    assert {"name", "surname-4417"} == service.fields()
+"""
+
+
+def _ordered_set(eq=None, broken=False):
+    """A set of the product's own class, as marshmallow's ``OrderedSet`` is: a
+    ``collections.abc.Set`` kept in order, equal to a builtin set with the same members.
+    ``eq`` replaces its ``__eq__``; ``broken`` makes its iteration fail."""
+    import collections.abc
+
+    class OrderedSet(collections.abc.Set):
+        def __init__(self, members):
+            self._members = list(dict.fromkeys(members))
+
+        def __contains__(self, member):
+            return member in self._members
+
+        def __iter__(self):
+            if broken:
+                raise RuntimeError("no iteration")
+            return iter(self._members)
+
+        def __len__(self):
+            return len(self._members)
+
+        def __eq__(self, other):
+            if eq is not None:
+                return eq(self, other)
+            if isinstance(other, OrderedSet):
+                return list(self) == list(other)
+            return set(self) == set(other)
+
+        __hash__ = None
+
+    return OrderedSet
+
+
+def test_a_set_of_the_products_own_class_is_judged_by_its_members():
+    """marshmallow's ``schema.only`` is its own ``OrderedSet``, which equals ``{"name"}``: sent
+    as its class's names, it equalled nothing on the host, and sealed judging failed what
+    the test as written passes. It is sent by its members, by its own iteration, never by
+    its ``__eq__``: a set whose ``__eq__`` says yes with the wrong members, or whose
+    iteration fails, passes as written and fails sealed."""
+    honest = _ordered_set()
+    assert both_ways(SET_MODULE, "test_fields", lambda: types.SimpleNamespace(fields=lambda: honest(["surname-4417", "name"]))) == (True, True)
+    assert both_ways(SET_MODULE, "test_fields", lambda: types.SimpleNamespace(fields=lambda: honest(["name"]))) == (False, False)
+    liar = _ordered_set(eq=lambda self, other: True)
+    assert both_ways(SET_MODULE, "test_fields", lambda: types.SimpleNamespace(fields=lambda: liar(["name"]))) == (True, False)
+    broken = _ordered_set(eq=lambda self, other: True, broken=True)
+    assert both_ways(SET_MODULE, "test_fields", lambda: types.SimpleNamespace(fields=lambda: broken(["name"]))) == (True, False)
+    module = seal.compile_module(SET_MODULE, "test_fields.py")
+    assert {p.status for p in module.points.values()} == {"sealed"}
+
+
 def test_a_number_that_lies_about_its_value_earns_nothing():
     """The policy's try on the new path: a ``Fraction`` subclass whose ``__eq__`` says yes to
     anything and whose ``numerator`` and ``denominator`` lie passes as written; sealed, it

@@ -662,9 +662,33 @@ def _exact_time(value):
     return {"dt" if kind is dt.datetime else "time": fields}
 
 
+def _set_members(value, budget):
+    """The members of a set of the graded code's own class (a ``collections.abc.Set``, as
+    marshmallow's ``OrderedSet`` is), by its own iteration, else None. Such a set equals a
+    builtin set when their members do (``Set.__eq__``), so the host compares members; the
+    set's own ``__eq__`` is never called, and one whose iteration fails equals nothing. Only
+    where the graded code has imported ``collections.abc``: nothing is imported here."""
+    abc = sys.modules.get("collections.abc")
+    if abc is None or not isinstance(value, abc.Set):
+        return None
+    members = []
+    try:
+        for member in value:
+            budget[0] -= 1
+            if budget[0] < 0:
+                raise _TooBig
+            members.append(member)
+    except _TooBig:
+        raise
+    except Exception:  # noqa: BLE001 - the set's own iteration failed
+        return None
+    return members
+
+
 def _encode(value, _depth=0, _budget=None):
     """``value`` as plain JSON data that ``seal.decode`` reads: builtins by exact type, a
-    subclass of a builtin by its base value, a ``Fraction`` or ``Decimal`` by its value,
+    subclass of a builtin by its base value, a ``Fraction`` or ``Decimal`` by its value, a
+    set of the graded code's own class by its members,
     any other object as its class's names up the MRO and its truth. Bounded in depth, items and text (``_TooBig`` past them)."""
     budget = [_ENCODE_ITEMS, _ENCODE_TEXT] if _budget is None else _budget
     budget[0] -= 1
@@ -681,6 +705,9 @@ def _encode(value, _depth=0, _budget=None):
         exact = _exact_number(value)
         if exact is not None:
             return exact
+        members = _set_members(value, budget)
+        if members is not None:
+            return {"s": [inner(item) for item in members]}
         try:
             truth = bool(value)
         except Exception:  # noqa: BLE001 - the object's own __bool__ failed
