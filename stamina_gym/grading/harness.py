@@ -91,6 +91,7 @@ def main(argv):
     import pytest  # warm: the children inherit it
 
     _preload_code_makers()
+    _resolve_lazy_names()
     _no_dump()
     report = run_job(job, {"{grade}": argv[2], "{repo}": argv[3]}, pytest, hashlib.sha256)
     sys.stdout.write("\n" + MARKER + json.dumps(report) + "\n")
@@ -116,6 +117,7 @@ def serve(roots):
         except ImportError:
             pass
     _preload_code_makers()
+    _resolve_lazy_names()
     _no_dump()
     sys.stdout.write(MARKER + json.dumps({"ready": True}) + "\n")
     sys.stdout.flush()
@@ -958,7 +960,8 @@ def _plugin(send, armed, keep, filtering, pytest, support, report_dropped=False,
     imports, import_kinds = _grading_imports(hidden, grade)
 
     def pytest_collection(session, _state=state, _armed=armed, _fingerprint=_fingerprint, _imports=imports,
-                          _grade=grade, _insert=sys.meta_path.insert):  # fmt: skip
+                          _grade=grade, _insert=sys.meta_path.insert, _resolve=_resolve_lazy_names):  # fmt: skip
+        _resolve()  # the watched modules pytest imported since the parent's
         _state["snapshot"] = _fingerprint()  # configured, and not one test module imported yet
         if _grade:
             _insert(0, _imports)
@@ -1220,6 +1223,27 @@ def _same_behaviour(function, code, _function=type(_place), _code=type(_place.__
     if any(getattr(old, name, None) != getattr(code, name, None) for name in fields):
         return False
     return (old.co_flags | _flags) == (code.co_flags | _flags)
+
+
+def _resolve_lazy_names():
+    """Bind, before any graded code runs, the names a watched module lists in ``__all__``
+    but makes only when first read (a module ``__getattr__``, PEP 562): ``unittest``'s
+    ``IsolatedAsyncioTestCase``, which imports ``unittest.async_case``, and ``pluggy``'s
+    ``__version__``. Read later by an honest import (freezegun's, mock's), such a name was
+    an attribute added to a watched module, which voided the run; bound now it is
+    fingerprinted with the rest, and so is the module it came from."""
+    import unittest  # noqa: F401 - every child's plugin imports it
+
+    for name, module in list(sys.modules.items()):
+        namespace = getattr(module, "__dict__", None)
+        if not name.startswith(_WATCHED) or not isinstance(namespace, dict) or not callable(namespace.get("__getattr__")):
+            continue
+        names = namespace.get("__all__", ())
+        for attr in [attr for attr in names if isinstance(attr, str) and attr not in namespace] if isinstance(names, (list, tuple)) else ():
+            try:
+                getattr(module, attr)
+            except Exception:  # noqa: BLE001 - a name it cannot make: reading it later fails the same way
+                pass
 
 
 def _preload_code_makers():
