@@ -802,6 +802,21 @@ def test_a_function_a_decorator_hands_out_as_an_attribute_is_a_signature_to_tell
     assert told[0].fits(1, []) and told[0].fits(0, []) and not told[0].fits(2, [])
 
 
+def test_a_class_that_inherits_its_constructor_is_told_as_its_base_is_called_where_the_tests_call_it():
+    """marshmallow 3.6's ``ContainsNoneOf(NoneOf)`` has no ``__init__`` of its own; its tests
+    pass ``error=``, which no signature told, and validate named it. It is told as its base
+    is called, through a base of a base too; an inheriting class the tests never call is
+    not told (six's generated module classes), nor one whose base is another project's."""
+    base = "class NoneOf:\n    def __init__(self, iterable, *, error=None):\n        pass\n"
+    before = {"validate.py": base}
+    after = {"validate.py": base + "\n\nclass ContainsNoneOf(NoneOf):\n    pass\n\n\nclass Strict(ContainsNoneOf):\n    pass\n"
+                                   "\n\nclass Quiet(NoneOf):\n    pass\n\n\nclass Failed(Exception):\n    pass\n"}  # fmt: skip
+    tests = ["ContainsNoneOf([1], error='no')", "Strict([2])", "Failed('x')"]
+    assert changed_signatures(before, after, tests) == ["ContainsNoneOf(iterable, *, error=None)", "Strict(iterable, *, error=None)"]
+    assert changed_signatures(before, after) == []
+    assert changed_signatures(after, after, tests) == []  # told once, when the step adds it
+
+
 def test_wording_a_turns_tests_compare_is_shown_in_its_prompts(tmp_path):
     """Fails on a miner that drafted prompts from the notes alone: the error message the
     step's test matches was in no prompt, and validate named it."""

@@ -1474,12 +1474,16 @@ def changed_signatures(before: Mapping[str, str], after: Mapping[str, str], test
     """The signatures (``name(a, b=1, *, c=...)``, ``Class.method(x)``) of the functions and
     methods a step adds or whose parameters it changes: the public ones, and the private
     ones the turn's ``tests`` (their texts) call; every one the tests call, then others up
-    to ``limit``. A default that is long or holds
-    parentheses is shown as ``...``, so that the signature reads as one call."""
+    to ``limit``. A class with no ``__init__`` of its own is called as the base it names
+    is (marshmallow's ``ContainsNoneOf(NoneOf)`` takes ``error=``), shown only where the
+    tests call it: six's generated module classes would be noise. A default that is long
+    or holds parentheses is shown as ``...``, so that the signature reads as one call."""
 
-    def defined(files: Mapping[str, str]) -> dict[str, tuple[ast.arguments, bool]]:
-        """Name -> (its parameters, whether it is a method, whose first one is bound)."""
-        found = {}
+    def defined(files: Mapping[str, str]) -> tuple[dict[str, tuple[ast.arguments, bool]], set[str]]:
+        """Name -> (its parameters, whether it is a method, whose first one is bound); and
+        the classes among the names that take their base's ``__init__``."""
+        found: dict[str, tuple[ast.arguments, bool]] = {}
+        bases: dict[str, list[str]] = {}
         for _, tree in pyast.modules(dict(sorted(files.items()))):
             for node in collection.module_level(tree.body):  # ``if PY3: def wraps(...)`` too
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -1495,14 +1499,29 @@ def changed_signatures(before: Mapping[str, str], after: Mapping[str, str], test
                             found.setdefault(f"{node.name}.{item.name}", (item.args, bound))
                         elif isinstance(item, ast.FunctionDef) and item.name == "__init__":
                             found.setdefault(node.name, (item.args, True))  # a class is called through its __init__
-        return found
+                    if not any(isinstance(item, ast.FunctionDef) and item.name == "__init__" for item in node.body):
+                        bases.setdefault(node.name, [base.id if isinstance(base, ast.Name) else base.attr for base in node.bases
+                                                     if isinstance(base, (ast.Name, ast.Attribute))])  # fmt: skip
+        inherited = set()
+        for name in bases:
+            seen, todo = {name}, list(bases[name])
+            while todo and name not in found:
+                base = todo.pop(0)
+                if base in found and base not in bases:
+                    found[name] = found[base]
+                    inherited.add(name)
+                elif base not in seen:
+                    seen.add(base)
+                    todo += bases.get(base, [])
+        return found, inherited
 
     called = {match for text in tests for match in re.findall(r"\b(\w+)\s*\(", text)}
-    old, found = defined(before), []
-    for name, (args, bound) in defined(after).items():
+    (old, _), found = defined(before), []
+    now, inherited = defined(after)
+    for name, (args, bound) in now.items():
         private = any(part.startswith("_") for part in name.split("."))  # a method of a private class too
         short = name.rsplit(".", 1)[-1]
-        if (private and short not in called) or (name in old and ast.dump(old[name][0]) == ast.dump(args)):
+        if ((private or name in inherited) and short not in called) or (name in old and ast.dump(old[name][0]) == ast.dump(args)):
             continue
         found.append((short in called, f"{name}({_parameters(args, bound)})"))
     room = max(0, limit - sum(is_called for is_called, _ in found))
