@@ -52,6 +52,7 @@ from stamina_gym.grading.grade import by_base_id
 from stamina_gym.grading.report import Outcome, base_id
 from stamina_gym.hidden_runner import run_hidden_tests
 from stamina_gym.mining import doc_examples
+from stamina_gym.mining.fixtures import with_conftest_fixtures
 from stamina_gym.mining.recipe import RECIPE_FILE, Recipe, write_support
 from stamina_gym.mining.sources import Snapshot, write_tree
 from stamina_gym.sandbox import Sandbox
@@ -147,11 +148,15 @@ def split(files: Mapping[str, str], import_roots: Sequence[str] = (".",)) -> tup
     the product has no module of that name (``from common import x``, ``tests/common.py``)."""
     product, tests = {}, {}
     depths = {}
+    conftests = {rel: text for rel, text in files.items() if PurePosixPath(rel).name == "conftest.py"}
     for rel, text in files.items():
         if is_test_file(rel, text):
             parts = PurePosixPath(rel).parts
             cut = next((i for i, part in enumerate(parts[:-1]) if part in TEST_FOLDERS), None)
             inner = "/".join(parts[cut + 1 :]) if cut is not None else rel
+            if re.fullmatch(r"test_\w*\.py|\w*_test\.py", parts[-1]):
+                above = [str(PurePosixPath(*parts[:i], "conftest.py")) for i in range(cut + 1 if cut is not None else 0, len(parts))]
+                text = with_conftest_fixtures(text, [conftests[c] for c in above if c in conftests])
             if cut is not None and rel.endswith(".py"):
                 text = relative_imports(text, ".".join(parts[: cut + 1]), len(parts) - cut - 2)
                 depths[inner] = len(parts) - cut - 2
