@@ -606,6 +606,61 @@ def test_a_set_of_the_products_own_class_is_judged_by_its_members():
     assert {p.status for p in module.points.values()} == {"sealed"}
 
 
+NESTED_MODULE = """import pytest
+
+from shop import service
+
+
+@pytest.mark.parametrize(("many", "expected"), [(True, [7304]), (False, 7304)])
+def test_hook(many, expected):
+    def check(data):
+        assert data == expected
+        return True
+
+    assert service.run(check, many) is True
+"""
+
+
+def test_a_column_a_function_the_test_defines_reads_stays_in_the_probe():
+    """marshmallow's validator tests assert ``data == expected_data`` inside a schema method
+    the test defines. The compiler judges that assertion in the method's own scope, where
+    it stays open and still reads ``expected_data``: taking the column out of the table
+    left a name that was not defined, and every case failed sealed. Each case of the probe
+    is run as pytest runs it, from the table its decorator holds."""
+    right = types.SimpleNamespace(run=lambda check, many: check([7304] if many else 7304))
+    assert _cases_sealed(NESTED_MODULE, "test_hook", right) == [True, True]
+    wrong = types.SimpleNamespace(run=lambda check, many: check(7305))
+    assert _cases_sealed(NESTED_MODULE, "test_hook", wrong) == [False, False]
+
+
+def _cases_sealed(source: str, test: str, product) -> list[bool]:
+    """Whether each case of parametrized test ``test`` passes sealed: its probe, called with
+    the row its ``parametrize`` mark holds, ends without an exception and the judge accepts
+    what it sent in that case."""
+    module = seal.compile_module(source, "test_module.py")
+    results = []
+    sys.modules["shop"] = types.SimpleNamespace(service=product)  # type: ignore[assignment]
+    try:
+        namespace: dict = {"__name__": "probe"}
+        sent: list = []
+        sys.modules["_stamina_probe"] = harness._probe_module(lambda key, point, value: sent.append((point, json.loads(value))))
+        exec(compile(module.probe, "probe", "exec"), namespace)  # noqa: S102 - the compiled test under test
+        (mark,) = [m for m in namespace[test].pytestmark if m.name == "parametrize"]
+        names = [name.strip() for name in mark.args[0].split(",")] if isinstance(mark.args[0], str) else list(mark.args[0])
+        for case, row in enumerate(mark.args[1]):
+            sent.clear()
+            try:
+                namespace[test](**dict(zip(names, row if len(names) > 1 else (row,))))
+            except Exception:  # noqa: BLE001 - an assertion or a NameError: the case fails
+                results.append(False)
+                continue
+            results.append(all(seal.meets(module.points[pid], seal.decode(value), case) for pid, value in sent))
+    finally:
+        sys.modules.pop("_stamina_probe", None)
+        sys.modules.pop("shop", None)
+    return results
+
+
 def test_a_number_that_lies_about_its_value_earns_nothing():
     """The policy's try on the new path: a ``Fraction`` subclass whose ``__eq__`` says yes to
     anything and whose ``numerator`` and ``denominator`` lie passes as written; sealed, it

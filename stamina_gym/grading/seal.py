@@ -2050,10 +2050,13 @@ def _own_nodes(body: list[ast.stmt]) -> Iterable[ast.AST]:
 
 
 def _assertion_tests(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterable[ast.expr]:
-    """The tests of ``function``'s assertions as ``_checks`` takes them apart: each
-    conjunct of an ``assert``, and what a ``self.assertX(...)`` stands for (built of the
-    call's own argument nodes)."""
-    for node in ast.walk(function):
+    """The tests of the assertions in ``function``'s own scope as ``_checks`` takes them
+    apart: each conjunct of an ``assert``, and what a ``self.assertX(...)`` stands for
+    (built of the call's own argument nodes). Not those of a function, class or lambda it
+    defines: the compiler judges them with that scope's own expected values, so a name
+    of this scope they read stays in the probe (marshmallow's ``assert data ==
+    expected_data`` in a validator the test defines)."""
+    for node in _own_nodes(function.body):
         if isinstance(node, ast.Assert):
             yield from _conjuncts(node.test)
         elif (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute)
