@@ -661,6 +661,37 @@ def _cases_sealed(source: str, test: str, product) -> list[bool]:
     return results
 
 
+ALIAS_MODULE = """import os
+
+import pytest
+
+from shop import service
+
+
+def test_read_only():
+    with pytest.raises(IOError):
+        service.write()
+    with pytest.raises(os.error):
+        service.write()
+"""
+
+
+def test_an_exception_named_by_its_other_name_is_the_one_raised():
+    """``pytest.raises(IOError)`` catches an ``OSError`` (tinydb's read-only storage raises
+    ``io.UnsupportedOperation``), but no raised exception's MRO says ``IOError``: the judge
+    failed what the test as written passes. Another exception still fails both ways."""
+    import io
+
+    def unsupported():
+        raise io.UnsupportedOperation("not writable")
+
+    def wrong():
+        raise ValueError("not writable")
+
+    assert both_ways(ALIAS_MODULE, "test_read_only", lambda: types.SimpleNamespace(write=unsupported)) == (True, True)
+    assert both_ways(ALIAS_MODULE, "test_read_only", lambda: types.SimpleNamespace(write=wrong)) == (False, False)
+
+
 def test_a_number_that_lies_about_its_value_earns_nothing():
     """The policy's try on the new path: a ``Fraction`` subclass whose ``__eq__`` says yes to
     anything and whose ``numerator`` and ``denominator`` lie passes as written; sealed, it
