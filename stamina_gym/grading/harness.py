@@ -1010,20 +1010,30 @@ def _plugin(send, armed, keep, filtering, pytest, support, report_dropped=False,
 
     running = {"item": None}
     #: The test whose setup, call or teardown is under way, and what it may still send.
-    current = {"nodeid": "", "left": 0, "shard": _OBSERVED_PER_SHARD}
+    current = {"nodeid": "", "left": 0, "shard": _OBSERVED_PER_SHARD, "over": False}
 
     def pytest_runtest_setup(item, _current=current, _left=_OBSERVED_PER_TEST):
-        _current["nodeid"], _current["left"] = item.nodeid, _left
+        _current["nodeid"], _current["left"], _current["over"] = item.nodeid, _left, False
 
     def observed(key, point, text, _send=send, _current=current, _type=type, _str=str, _int=int):
         """Send one probe observation, tagged with the test under way (the sink of
-        ``_probe_module``). Anything but what ``bind`` makes is dropped."""
+        ``_probe_module``). Anything but what ``bind`` makes is dropped. Past what a test
+        may send, ``{"over": true}`` is sent once, which fails the test, nothing more is
+        sent for it, and the test is stopped as a failing ``assert`` would stop it: an
+        ``assert False`` in a loop over an iterator that never ends (tinydb's
+        ``LRUCache`` before its fix) observes without raising, and its observations had
+        filled the result pipe, which voided an honest run as forged."""
         if _type(key) is not _str or _type(point) is not _int or _type(text) is not _str:
             return
         _current["left"] -= len(text)
         _current["shard"] -= len(text)
-        within = _current["left"] >= 0 and _current["shard"] >= 0
-        _send("observe", _current["nodeid"], key, _str(point), text if within else '{"over":true}')
+        if _current["left"] >= 0 and _current["shard"] >= 0:
+            _send("observe", _current["nodeid"], key, _str(point), text)
+            return
+        if not _current["over"]:
+            _current["over"] = True
+            _send("observe", _current["nodeid"], key, _str(point), '{"over":true}')
+        raise AssertionError("the test observed more than a test may send")
 
     def before(item, _functions=functions, _send=send, _unwrap=_unwrap, _id=id, _running=running,
                _frame=sys._getframe, _callers=callers):  # fmt: skip
