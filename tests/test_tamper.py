@@ -1094,14 +1094,15 @@ def test_patching_the_class_behind_a_lazy_name_is_a_violation(mini_copy):
 
 #: A check that the product's iterator is empty: ``assert False`` in a loop over it, as
 #: tinydb's ``test_lru_cache_iteration_works``. Under sealed judging the assertion observes
-#: and does not raise, so an iterator that never ends keeps the loop going.
+#: and does not raise, so an iterator that never ends keeps the loop going. Its long name,
+#: as a mined test's id is long, makes each observation's message as long as tinydb's.
 EMPTY_ITERATION_TEST = """def test_add_small():
     import calc
 
     assert calc.add(2, 3) == 5
 
 
-def test_nothing_to_iterate():
+def test_nothing_to_iterate_in_a_fresh_cache_whose_iteration_ends_at_once_as_its_dict_is_empty():
     import calc
 
     for _ in calc.items():

@@ -46,11 +46,14 @@ _LOG_TAIL = 4096
 _RESULT_CAP = 32 * 1024 * 1024
 _MESSAGE_CAP = 600
 #: Sealed judging: the longest observation sent (``seal.OBSERVATION_CAP``), and what one
-#: test and one shard may send in all; past any, what is sent fails its test (``{"over":
-#: true}``), and a shard's messages stay far below ``_RESULT_CAP``.
+#: test and one shard may send in all, counted as the messages on the pipe (an observation
+#: of ``False`` is 5 characters in a message of about 150 bytes); past any, what is sent
+#: fails its test (``{"over": true}``), and a shard's messages stay below ``_RESULT_CAP``.
 _OBSERVATION_CAP = 1 << 20
-_OBSERVED_PER_TEST = 1 << 20
-_OBSERVED_PER_SHARD = 4 << 20
+_OBSERVED_PER_TEST = 4 << 20
+_OBSERVED_PER_SHARD = 16 << 20
+#: What a message adds to the text it carries: its kind, separators, signature and newline.
+_MESSAGE_OVERHEAD = 96
 #: Modules whose attributes the graded code must leave alone: the test runner's and the
 #: assertion helpers' (unittest's, the builtins), where a rebinding makes failing tests pass.
 _WATCHED = ("_pytest", "pytest", "pluggy", "unittest", "builtins")
@@ -1015,7 +1018,7 @@ def _plugin(send, armed, keep, filtering, pytest, support, report_dropped=False,
     def pytest_runtest_setup(item, _current=current, _left=_OBSERVED_PER_TEST):
         _current["nodeid"], _current["left"], _current["over"] = item.nodeid, _left, False
 
-    def observed(key, point, text, _send=send, _current=current, _type=type, _str=str, _int=int):
+    def observed(key, point, text, _send=send, _current=current, _type=type, _str=str, _int=int, _overhead=_MESSAGE_OVERHEAD):
         """Send one probe observation, tagged with the test under way (the sink of
         ``_probe_module``). Anything but what ``bind`` makes is dropped. Past what a test
         may send, ``{"over": true}`` is sent once, which fails the test, nothing more is
@@ -1025,8 +1028,9 @@ def _plugin(send, armed, keep, filtering, pytest, support, report_dropped=False,
         filled the result pipe, which voided an honest run as forged."""
         if _type(key) is not _str or _type(point) is not _int or _type(text) is not _str:
             return
-        _current["left"] -= len(text)
-        _current["shard"] -= len(text)
+        size = len(text) + len(key) + len(_current["nodeid"]) + _overhead
+        _current["left"] -= size
+        _current["shard"] -= size
         if _current["left"] >= 0 and _current["shard"] >= 0:
             _send("observe", _current["nodeid"], key, _str(point), text)
             return
