@@ -444,6 +444,24 @@ def test_a_releases_changelog_entry_is_found_in_a_changelog_or_the_readmes_histo
     assert _changelog_entry({"CHANGES.md": short}, "0.36.0") == "\n".join(items[:80])  # 3,000 characters, whole
 
 
+def test_a_release_that_includes_another_releases_fixes_carries_their_entries():
+    """marshmallow 3.0.2's notes say "Includes bug fix from 2.20.3", which names no
+    behaviour; 2.20.3's entry, further down the same changelog, does, and a fresh reader
+    scored the turn 2 for a test of it. The entry is found by its heading, not by the note
+    that names it; an underline of ``+`` is no text."""
+    from stamina_gym.mining.sources import release_notes
+
+    changes = ("3.0.2 (2019-09-04)\n++++++++++++++++++\n\nBug fixes:\n\n- Includes bug fix from 2.20.3 (:pr:`1376`).\n"
+               "- Fix ``super()`` call.\n\n3.0.1 (2019-08-21)\n++++++++++++++++++\n\n- Fix DateTime in List.\n\n"
+               "2.20.3 (2019-09-04)\n+++++++++++++++++++\n\nBug fixes:\n\n- Don't swallow ``TypeError`` exceptions raised by "
+               "``Schema.on_bind_field``.\n\n2.20.2 (2019-08-20)\n+++\n\n- Other.\n")  # fmt: skip
+    notes = release_notes({"CHANGELOG.rst": changes}, "3.0.2")
+    assert notes == ("Bug fixes:\n- Includes bug fix from 2.20.3 (:pr:`1376`).\n- Fix ``super()`` call.\n\n"
+                     "The fixes of 2.20.3, which this release includes:\nBug fixes:\n"
+                     "- Don't swallow ``TypeError`` exceptions raised by ``Schema.on_bind_field``.")  # fmt: skip
+    assert release_notes({"CHANGELOG.rst": changes}, "3.0.1") == "- Fix DateTime in List."
+
+
 def test_a_mining_that_keeps_nothing_leaves_its_reasons_classified(tmp_path):
     """Each dropped step names its cause (a test dependency the sandbox lacks, helpers the
     tests import by their top-level name), and ``mining.yaml`` is written though no task is."""

@@ -165,7 +165,7 @@ def pypi_snapshots(name: str, versions: Sequence[str], cache: Path, progress: Ca
                 raise ConfigError(f"pypi:{name} {version}: the sdist {archive.name} has sha256 {digest}, "
                                   f"the manifest pins {digests.get(version) or 'none'}")  # fmt: skip
             files = _unpack(archive)
-            snapshots.append(Snapshot(version, f"Release {version}", _changelog_entry(files, version), files, digest))
+            snapshots.append(Snapshot(version, f"Release {version}", release_notes(files, version), files, digest))
     if len(snapshots) < 2:
         raise ConfigError(f"pypi:{name}: {len(snapshots)} of {len(versions)} release(s) have a usable sdist; mining needs two")
     return borrow_notes(snapshots)
@@ -178,7 +178,7 @@ def borrow_notes(snapshots: Sequence[Snapshot]) -> list[Snapshot]:
     out = list(snapshots)
     for number, snapshot in enumerate(out):
         if not snapshot.message.strip():
-            entry = next(filter(None, (_changelog_entry(later.files, snapshot.ref) for later in out[number + 1 :])), "")
+            entry = next(filter(None, (release_notes(later.files, snapshot.ref) for later in out[number + 1 :])), "")
             out[number] = replace(snapshot, message=entry)
     return out
 
@@ -288,11 +288,35 @@ _CHANGELOGS = re.compile(r"^(docs?/)?(CHANGE|CHANGES|CHANGELOG|HISTORY|NEWS|RELE
 _DATE = r"\(?(\w{3,9}\.? \d{1,2}(st|nd|rd|th)?,? \d{4}|\d{1,2} \w{3,9}\.? \d{4})\)?"
 
 
-def _changelog_entry(files: dict[str, str], version: str) -> str:
+#: A note that a release carries another's fixes: "Includes bug fixes from 2.19.4 and 2.19.5."
+_INCLUDES = re.compile(r"(?i)\b(?:bug\s*)?fix(?:es)?\s+from\s+(?:releases?\s+|versions?\s+)?(v?\d+\.\d+(?:\.\d+)*(?:(?:\s*,\s*|\s+and\s+)v?\d+\.\d+(?:\.\d+)*)*)")
+#: The most such releases whose entries one release's notes carry.
+MAX_INCLUDED = 4
+
+
+def release_notes(files: dict[str, str], version: str) -> str:
+    """The changelog entry of ``version`` (``_changelog_entry``), and after it the entries of
+    the releases it says it includes the fixes of, from the same changelog: marshmallow
+    3.0.1's "Includes bug fix from 2.20.3." names no behaviour, and 2.20.3's own entry, in
+    the same file, says which (a ``TypeError`` from ``on_bind_field`` is no longer swallowed)."""
+    entry = _changelog_entry(files, version)
+    included = []
+    for found in _INCLUDES.finditer(entry):
+        included += [v.lstrip("v") for v in re.findall(r"v?\d+\.\d+(?:\.\d+)*", found.group(1))]
+    parts = [entry]
+    for other in list(dict.fromkeys(v for v in included if v != version))[:MAX_INCLUDED]:
+        own = _changelog_entry(files, other, heading_only=True)
+        if own:
+            parts.append(f"The fixes of {other}, which this release includes:\n{own}")
+    return "\n\n".join(parts)
+
+
+def _changelog_entry(files: dict[str, str], version: str, heading_only: bool = False) -> str:
     """The section of the project's changelog about ``version`` (a changelog, history or
     news file, else the README's version history, where the version starts its line): from
     the line that names it, with that line's own text after the version, to the next line
-    that names another version."""
+    that names another version. With ``heading_only``, only a line the version starts
+    opens it anywhere (not a note that names it: "Includes bug fix from 2.20.3")."""
     heading = re.compile(rf"(^|[^\w.])v?{re.escape(version)}($|[^\w.])")
     starts = re.compile(rf"^\W{{0,4}}v?{re.escape(version)}($|[^\w.])")
     # Another release's line: a version at its start, unindented (``  2.4.`` is a wrapped line).
@@ -303,7 +327,7 @@ def _changelog_entry(files: dict[str, str], version: str) -> str:
         lines = files[rel].splitlines()
         # A README names versions in prose and tables too: only a line its version starts
         # (``- 1.9.0 We now honor ...``) opens an entry there.
-        opens = heading.search if "README" not in rel.upper() else starts.match
+        opens = heading.search if "README" not in rel.upper() and not heading_only else starts.match
         for start, line in enumerate(lines):
             found = opens(line)
             if not found or len(line) > 100:
@@ -318,7 +342,7 @@ def _changelog_entry(files: dict[str, str], version: str) -> str:
                 if (other.match(follow) or same.match(follow)) and version not in follow:
                     break
                 entry.append(follow)
-            text = "\n".join(line for line in entry if not set(line.strip()) <= set("=-~^*#")).strip()
+            text = "\n".join(line for line in entry if not set(line.strip()) <= set("=-~^*#+")).strip()
             if text:
                 return _whole_lines(text, MAX_ENTRY)
     return ""
