@@ -1380,9 +1380,17 @@ def _support_code(root):
                     inner = {code.co_name: code for code in codes[node.name].co_consts if hasattr(code, "co_code")}
                     for item in node.body:
                         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and not item.decorator_list and item.name in inner:
-                            expected[f"{node.name}.{item.name}"] = inner[item.name]
+                            expected[f"{node.name}.{_mangled(node.name, item.name)}"] = inner[item.name]
             found[".".join(parts)] = (path, expected)
     return found
+
+
+def _mangled(owner, name):
+    """The name a method is bound under in its class: ``__construct_byset`` of dateutil's
+    ``rrule`` is ``_rrule__construct_byset`` (Python's private-name mangling)."""
+    if name.startswith("__") and not name.endswith("__") and owner.strip("_"):
+        return f"_{owner.lstrip('_')}{name}"
+    return name
 
 
 def _bindings(ast, body):
