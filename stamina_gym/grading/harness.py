@@ -48,10 +48,11 @@ _MESSAGE_CAP = 600
 #: Sealed judging: the longest observation sent (``seal.OBSERVATION_CAP``), and what one
 #: test and one shard may send in all, counted as the messages on the pipe (an observation
 #: of ``False`` is 5 characters in a message of about 150 bytes); past any, what is sent
-#: fails its test (``{"over": true}``), and a shard's messages stay below ``_RESULT_CAP``.
+#: fails its test (``{"over": true}``), and a shard's messages stay below ``_RESULT_CAP``
+#: with room for its tests' other messages (about 2 KB a test).
 _OBSERVATION_CAP = 1 << 20
-_OBSERVED_PER_TEST = 4 << 20
-_OBSERVED_PER_SHARD = 16 << 20
+_OBSERVED_PER_TEST = 16 << 20
+_OBSERVED_PER_SHARD = 24 << 20
 #: What a message adds to the text it carries: its kind, separators, signature and newline.
 _MESSAGE_OVERHEAD = 96
 #: Modules whose attributes the graded code must leave alone: the test runner's and the
