@@ -98,22 +98,19 @@ def with_conftest_fixtures(module: str, conftests: Sequence[str]) -> str:
         chosen = {id(fixtures[name][1]) for name in wanted if fixtures[name][0] == index}
         if not chosen:
             continue
-        keep = [node for node in conftest.body if id(node) in chosen]
-        needed = set().union(*(_reads(node) for node in keep))
+        kept = set(chosen)
+        needed = set().union(*(_reads(node) for node in conftest.body if id(node) in chosen))
         others = [node for node in conftest.body if id(node) not in chosen and not _fixture(node) and not _is_future(node)
                   and not (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("pytest_"))
                   and not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))]  # fmt: skip
-        grew = True
-        while grew:  # the imports, constants and helpers they read, and what those read
-            grew = False
-            for node in others:
-                if all(node is not k for k in keep) and _binds(node) & needed:
-                    keep.append(node)
-                    needed |= _reads(node)
-                    grew = True
+        taken = True
+        while taken:  # the imports, constants and helpers they read, and what those read
+            taken = [node for node in others if id(node) not in kept and _binds(node) & needed]
+            for node in taken:
+                kept.add(id(node))
+                needed |= _reads(node)
         lines = conftests[index].splitlines(keepends=True)
         futures += [_segment(lines, node) for node in conftest.body if _is_future(node)]
-        kept = {id(node) for node in keep}
         blocks.append("".join(("\n\n" if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else "")
                               + _segment(lines, node) for node in conftest.body if id(node) in kept))  # fmt: skip
     lines = module.splitlines(keepends=True)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import ast
 import copy
 import difflib
+import fnmatch
 import re
 import shutil
 import subprocess
@@ -154,7 +155,7 @@ def split(files: Mapping[str, str], import_roots: Sequence[str] = (".",)) -> tup
             parts = PurePosixPath(rel).parts
             cut = next((i for i, part in enumerate(parts[:-1]) if part in TEST_FOLDERS), None)
             inner = "/".join(parts[cut + 1 :]) if cut is not None else rel
-            if re.fullmatch(r"test_\w*\.py|\w*_test\.py", parts[-1]):
+            if any(fnmatch.fnmatch(parts[-1], pattern) for pattern in collection.TEST_FILE_PATTERNS):
                 above = [str(PurePosixPath(*parts[:i], "conftest.py")) for i in range(cut + 1 if cut is not None else 0, len(parts))]
                 text = with_conftest_fixtures(text, [conftests[c] for c in above if c in conftests])
             if cut is not None and rel.endswith(".py"):
