@@ -24,7 +24,8 @@ for the threat model this answers; in short:
   raise, a test that ran without the harness seeing it, a message that does not verify,
   or a second message for one test is evidence of forgery (``forged``).
 * The audit hook ends the child (``alarm``, exit ``ALARM_EXIT``) on ctypes calls, heap
-  and frame walking through ``gc``, tracing hooks, hand-made code objects, ``__code__``
+  and frame walking through ``gc``, tracing hooks, hand-made code objects (and code made
+  from bytes: the import system compiles sources only), ``__code__``
   swaps, opening ``/proc/*/mem``, and any read or write of the harness's own functions'
   defaults. pytest's, pluggy's and unittest's modules and classes and the builtins are
   fingerprinted before the first product import and compared after collection and at the
@@ -77,6 +78,9 @@ _BAD_EVENTS = frozenset({
     "gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrace", "sys.setprofile",
     "sys._current_frames", "code.__new__", "sys.monitoring.register_callback", "sys.monitoring.set_events",
 })  # fmt: skip
+#: What the audit hook raises in a refused read of a pyc: pytest catches any error of its
+#: ``_read_pyc`` and rewrites the test module from its source.
+_REFUSED = "code is not loaded from bytes while grading"
 
 
 # -- the parent -----------------------------------------------------------------------------
@@ -912,7 +916,8 @@ def _arm(send, senders, shard, pytest, grade):
             _send("note", note)
         _send("done", _str(code) if _type(code) is _int else "3")
 
-    hook, hooked = _audit_hook(send, armed, guarded)
+    _compile_sources_only()
+    hook, hooked = _audit_hook(send, armed, guarded, grade)
     guarded.add(id(finish))
     codes = [function.__code__ for function in (*ours, finish, hook) if function is not send]
     senders.update(codes)
@@ -1171,7 +1176,7 @@ def _base_id(nodeid):
     return _relative(head if bracket else nodeid)
 
 
-def _audit_hook(send, armed, ours):
+def _audit_hook(send, armed, ours, grade=None):
     """Ends the child on events only tampering needs. Everything it uses is bound now, and
     it never calls into an object the graded code may have made (a ``__getattr__``, an
     ``__eq__``, a ``__class__`` property would run beside its switch): it looks at exact
@@ -1185,17 +1190,54 @@ def _audit_hook(send, armed, ours):
     only the code's name, place and coroutine flags differ (``_same_behaviour``). Hand-made
     bytecode, a swap of what a function runs, and a function made of the harness's own code
     (or that code run by ``exec``) end it. The harness's code objects go into the set the
-    hook is made with, once they exist (``_arm``)."""
+    hook is made with, once they exist (``_arm``).
+
+    A code object with no bytecode at all runs nothing: ``whatever``'s placeholders carry
+    one as a description of their arguments (funcy reads it). Making one passes; making a
+    function of it or running it ends the child.
+
+    Code is never made from bytes once the tests may run: ``marshal`` builds a code object
+    from whatever bytecode its input holds, with no ``code.__new__`` event. The import
+    system compiles sources only (``_compile_sources_only``), so ``marshal.loads`` of data
+    that holds code ends the child; ``marshal.load`` reads a file the hook cannot see, and
+    is refused (an error raised in its caller) except where pytest's ``_read_pyc`` reads a
+    pyc of the read-only grading folder, the env's own rewriting of the hidden tests."""
+    import io
+    import marshal
+
     codes = set()
+    grade = os.path.realpath(grade) + os.sep if grade else None
+    try:
+        from _pytest.assertion.rewrite import _read_pyc
+
+        reader = _read_pyc.__code__
+    except ImportError:  # another pytest: no pyc of the grading folder is read
+        reader = None
 
     def hook(event, args, _send=send, _armed=armed, _ours=ours, _codes=codes, _makers=_code_makers(), _bad=_BAD_EVENTS,
              _id=id, _type=type, _str=str, _exit=os._exit, _frame=sys._getframe, _same=_same_behaviour,
-             _remade=_remade_from_local):  # fmt: skip
-        if not _armed[0]:
+             _remade=_remade_from_local, _code=type(_place.__code__), _bytes=bytes, _loads=marshal.loads, _busy=[False],
+             _holds=_holds_code, _reader=reader, _grade=grade, _pyc=_grading_pyc, _refused=_REFUSED,
+             _file=(io.BufferedReader, io.FileIO), _system=_SYSTEM_PYC):  # fmt: skip
+        if not _armed[0] or _busy[0]:
             return
         reason = None
-        if event == "code.__new__" and _remade(args, _frame(1), _makers):
+        if event == "code.__new__" and (_type(args[0]) is _bytes and not args[0] or _remade(args, _frame(1), _makers)):
             return
+        if event == "marshal.load":
+            if _pyc(_frame(1), _reader, _grade, _file):
+                return
+            raise ValueError(_refused)
+        if event == "marshal.loads" and _frame(1).f_code not in _system:
+            _busy[0] = True  # the hook's own load raises this event again
+            try:
+                held = _holds(_loads(args[0]), _code)
+            except Exception:  # noqa: BLE001 - what marshal cannot read, it cannot make code of
+                held = False
+            finally:
+                _busy[0] = False
+            if held:
+                reason = "code made from bytes (marshal.loads)"
         name = args[1] if len(args) > 1 and _type(args[1]) is _str else None
         if event == "object.__setattr__" and name == "__code__" and _same(args[0], args[2]):
             return
@@ -1210,6 +1252,8 @@ def _audit_hook(send, armed, ours):
                 reason = "a function's code was swapped"
         elif event in ("function.__new__", "exec") and args and args[0] in _codes:
             reason = f"{event} of the harness's own code"
+        elif event in ("function.__new__", "exec") and args and _type(args[0]) is _code and not args[0].co_code:
+            reason = f"{event} of code with no bytecode"
         elif event == "open" and args and _type(args[0]) is _str and args[0].startswith("/proc/"):
             if "/mem" in args[0]:
                 reason = f"opened {args[0]}"
@@ -1225,6 +1269,100 @@ def _audit_hook(send, armed, ours):
 
 #: Code flags a swap may change: a generator marked awaitable (types.coroutine).
 _FREE_FLAGS = 0x100
+
+
+def _holds_code(value, code_type):
+    """``value``, as ``marshal`` made it (builtin containers only), is or holds a code object."""
+    stack = [value]
+    while stack:
+        value = stack.pop()
+        kind = type(value)
+        if kind is code_type:
+            return True
+        if kind in (tuple, list, set, frozenset):
+            stack.extend(value)
+        elif kind is dict:
+            stack.extend(value.keys())
+            stack.extend(value.values())
+    return False
+
+
+def _grading_pyc(frame, reader, grade, file_types):
+    """The frame calling ``marshal.load`` is pytest's ``_read_pyc`` reading a file of the
+    grading folder: the file the kernel says its descriptor is, never a name the graded
+    code could have made."""
+    if reader is None or grade is None or frame.f_code is not reader:
+        return False
+    handle = frame.f_locals.get("fp")
+    if type(handle) is not file_types[0] or type(handle.raw) is not file_types[1]:
+        return False
+    try:
+        return os.readlink(f"/proc/self/fd/{handle.raw.fileno()}").startswith(grade)
+    except OSError:
+        return False
+
+
+def _compile_sources_only():
+    """From now on the import system compiles a module from its source, and reads a pyc
+    only where the graded code cannot have put it: a file, in a folder, that this process
+    may not write (the standard library's, the installed packages'), read by the loader's
+    own bound functions, whose ``marshal.loads`` is the one the audit hook lets make code
+    (``_SYSTEM_PYC``). Any other pyc, beside a module or without a source, would be code
+    made from bytes. Modules imported before the tests run keep their code."""
+    import io
+    import marshal
+    from importlib import machinery
+    from importlib.util import MAGIC_NUMBER, cache_from_source
+
+    compiled = machinery.SourceFileLoader.get_code
+
+    class SourceOnly(machinery.SourceFileLoader):
+        def get_code(self, fullname, _compiled=compiled, _system=_system_pyc, _loads=marshal.loads,
+                     _open=io.open_code, _cache=cache_from_source, _magic=MAGIC_NUMBER):  # fmt: skip
+            data = _system(self.path, _open, _cache, _magic)
+            if data is None:
+                return _compiled(self, fullname)  # never reads a pyc: path_stats refuses
+            return _loads(data)
+
+        def path_stats(self, path):
+            raise OSError("a pyc is read only from where the graded code cannot write")
+
+    _SYSTEM_PYC.add(SourceOnly.get_code.__code__)
+    hook = machinery.FileFinder.path_hook((machinery.ExtensionFileLoader, machinery.EXTENSION_SUFFIXES),
+                                          (SourceOnly, machinery.SOURCE_SUFFIXES))  # fmt: skip
+    sys.path_hooks[:] = [hook if getattr(each, "__name__", "") == "path_hook_for_FileFinder" else each
+                         for each in sys.path_hooks]  # fmt: skip
+    sys.path_importer_cache.clear()
+
+
+#: The code that may make code of a pyc's bytes (``_compile_sources_only``).
+_SYSTEM_PYC = set()
+
+
+def _system_pyc(source, open_code, cache_from_source, magic, _stat=os.stat, _readlink=os.readlink, _access=os.access,
+                _writable=os.W_OK, _dirname=os.path.dirname, _str=str, _type=type, _int=int, _flags=b"\0\0\0\0"):  # fmt: skip
+    """The marshalled code of ``source``'s timestamp pyc when the file the kernel opened
+    and its folder are not writable here and the pyc is of this interpreter and of the
+    source as it is; else None. Whatever names the path, only such a file is read."""
+    if _type(source) is not _str:
+        return None
+    try:
+        handle = open_code(cache_from_source(source))
+    except (OSError, ValueError, NotImplementedError):
+        return None
+    with handle:
+        try:
+            real = _readlink(f"/proc/self/fd/{handle.fileno()}")
+            if _access(real, _writable) or _access(_dirname(real), _writable):
+                return None
+            header, stat = handle.read(16), _stat(source)
+            if (header[:4] != magic or header[4:8] != _flags
+                    or _int.from_bytes(header[8:12], "little") != _int(stat.st_mtime) & 0xFFFFFFFF
+                    or _int.from_bytes(header[12:16], "little") != stat.st_size & 0xFFFFFFFF):  # fmt: skip
+                return None
+            return handle.read()
+        except OSError:
+            return None
 
 
 def _same_behaviour(function, code, _function=type(_place), _code=type(_place.__code__), _flags=_FREE_FLAGS):
