@@ -300,6 +300,26 @@ def test_bad_input_is_named(tmp_path):
     assert (tmp_path / "full" / "keep.txt").read_text() == "mine"
 
 
+def test_a_symbolic_link_is_read_as_the_file_it_points_to(tmp_path):
+    """semver's ``tests/coerce.py`` is a link to ``../docs/advanced/coerce.py``: a checkout
+    reads the file, and so does the miner (before, the link's path was the module's text,
+    and validation stopped at a SyntaxError). A link out of the tree is no file."""
+    commits = _history(tmp_path / "project")
+    project = tmp_path / "project"
+    (project / "docs").mkdir()
+    (project / "docs" / "helper.py").write_text("HELPER = 1\n")
+    (project / "tests" / "helper.py").symlink_to("../docs/helper.py")
+    (project / "tests" / "outside.py").symlink_to("../../elsewhere.py")
+    env = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": str(tmp_path), "PATH": "/usr/bin:/bin",
+           "GIT_AUTHOR_NAME": "dev", "GIT_AUTHOR_EMAIL": "dev@example.org", "GIT_COMMITTER_NAME": "dev",
+           "GIT_COMMITTER_EMAIL": "dev@example.org"}  # fmt: skip
+    for args in (["add", "-A"], ["commit", "-q", "-m", "Link the helper"]):
+        subprocess.run(["git", *args], cwd=project, env=env, check=True, capture_output=True)
+    files = git_snapshots(project, seed=commits[0])[-1].files
+    assert files["tests/helper.py"] == "HELPER = 1\n"
+    assert "tests/outside.py" not in files
+
+
 def test_a_diff_of_trees_applies_with_git():
     patch = diff_trees({"a.py": "x = 1\n", "gone.py": "y\n"}, {"a.py": "x = 2\n", "new/b.py": "z\n"})
     assert "--- a/a.py" in patch and "+++ b/new/b.py" in patch and "deleted file mode" in patch

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import posixpath
 import re
 import subprocess
 import sys
@@ -89,11 +90,35 @@ def git_snapshots(repo: Path, *, seed: str, until: str | None = None, commits: S
         files = {}
         for blob in commit.tree.traverse():
             if blob.type == "blob":
-                text = _keep(blob.path, blob.data_stream.read())
+                data = _link_target(commit.tree, blob)
+                text = _keep(blob.path, data) if data is not None else None
                 if text is not None:
                     files[blob.path] = text
         snapshots.append(Snapshot(commit.hexsha, *_title_and_message(handle, commit), files))
     return snapshots
+
+
+#: git's mode of a symbolic link, whose blob holds the path it points to.
+_LINK = 0o120000
+
+
+def _link_target(tree, blob, hops: int = 8) -> bytes | None:
+    """A blob's content; a symbolic link's is the file it points to in the same tree, as a
+    checkout reads it (semver's ``tests/coerce.py`` is ``../docs/advanced/coerce.py``), or
+    None where that is outside the tree, a folder, missing, or a loop."""
+    for _ in range(hops):
+        if blob.mode != _LINK:
+            return blob.data_stream.read()
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(blob.path), blob.data_stream.read().decode("utf-8", "replace")))
+        if target.startswith("../") or target == ".." or posixpath.isabs(target):
+            return None
+        try:
+            blob = tree / target
+        except KeyError:
+            return None
+        if blob.type != "blob":
+            return None
+    return None
 
 
 #: The subject git or a forge gives a merge: it names a branch, not the change.
