@@ -151,3 +151,9 @@ def test_a_property_in_the_seed_allows_any_call_of_its_value():
                                             "    def expire(self, time=None):\n        pass\n"})  # fmt: skip
     assert all(shape.fits(3, ["key"]) for shape in seed["ttu"])
     assert not seed["expire"][0].fits(2, [])  # a method is still held to its parameters
+
+
+def test_a_test_helper_that_does_not_parse_names_no_method():
+    """A helper module of the tests that is no Python (a link's path, mined as text before
+    links were read) is pytest's to report where it is imported; validation goes on."""
+    assert signatures.test_methods(["../docs/advanced/coerce.py\n", "class Case:\n    def check(self):\n        pass\n"]) == {"check"}
