@@ -320,6 +320,43 @@ def test_a_symbolic_link_is_read_as_the_file_it_points_to(tmp_path):
     assert "tests/outside.py" not in files
 
 
+def test_a_test_the_step_mends_from_hanging_waits_less_on_earlier_states(tmp_path, monkeypatch):
+    """A test that hangs before its step hangs on every earlier kept state too; each such run
+    stops at a limit the test's own runs after the step set, not at the mining timeout
+    (boltons' 55th candidate waited 300 s on each of 40 earlier states). It still fails there,
+    and the step is kept."""
+    from stamina_gym.mining import mine as mining
+
+    timeouts: list[float] = []
+    real_run = mining._run
+
+    def run(task, turns, tree, scratch, sandbox, timeout, only):
+        timeouts.append(timeout)
+        return real_run(task, turns, tree, scratch, sandbox, timeout, only)
+
+    monkeypatch.setattr(mining, "_run", run)
+    monkeypatch.setattr(mining, "EARLIER_LIMIT_FACTOR", 1.0)
+    monkeypatch.setattr(mining, "EARLIER_LIMIT_FLOOR", 1.0)
+    spin = "def spin(n):\n    while n < 0:\n        pass\n    return n\n"
+    mended = "def spin(n):\n    if n < 0:\n        raise ValueError(n)\n    return n\n"
+    double = "\n\ndef double(n):\n    return 2 * n\n"
+    snapshots = [
+        Snapshot("a" * 40, "Spin", "", {"calc.py": spin, "tests/test_calc.py": "from calc import spin\n\n\ndef test_spin():\n    assert spin(2) == 2\n"}),
+        Snapshot("b" * 40, "Add double", "double(n) is twice n.", {
+            "calc.py": spin + double,
+            "tests/test_calc.py": "from calc import double, spin\n\n\ndef test_spin():\n    assert spin(2) == 2\n\n\n"
+                                  "def test_double():\n    assert double(3) == 6\n"}),
+        Snapshot("c" * 40, "Refuse negative spins", "spin(n) raises ValueError for a negative n instead of hanging.", {
+            "calc.py": mended + double,
+            "tests/test_calc.py": "import pytest\n\nfrom calc import double, spin\n\n\ndef test_spin():\n    assert spin(2) == 2\n\n\n"
+                                  "def test_double():\n    assert double(3) == 6\n\n\ndef test_negative():\n    with pytest.raises(ValueError):\n"
+                                  "        spin(-1)\n"}),
+    ]  # fmt: skip
+    result = mine(snapshots, tmp_path / "calc", runs=1, timeout=8.0)
+    assert [test.rsplit("::", 1)[1] for test in result.kept[-1].tests] == ["test_negative"], result.kept[-1].tests
+    assert timeouts[-1] < 8.0, timeouts  # the seed's run of test_negative, the earlier state
+
+
 def test_a_diff_of_trees_applies_with_git():
     patch = diff_trees({"a.py": "x = 1\n", "gone.py": "y\n"}, {"a.py": "x = 2\n", "new/b.py": "z\n"})
     assert "--- a/a.py" in patch and "+++ b/new/b.py" in patch and "deleted file mode" in patch

@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Callable, Iterator, Mapping, Sequence
@@ -596,10 +597,12 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
                 for _ in range(runs - 1):
                     again = by_base_id(_run(task, [turn], before, scratch, sandbox, timeout, rest), rest) if rest else {}
                     seen_before.append({**slow, **again})
-                seen_after = []
+                seen_after, slowest = [], 0.0
                 for n in range(runs):
                     also = keep_earlier if first and n == 0 else []  # run once, for what the step retires
+                    started = time.monotonic()
                     outcomes = _run(task, [*earlier, turn] if also else [turn], after, scratch, sandbox, timeout, [*also, *group])
+                    slowest = max(slowest, time.monotonic() - started)
                     seen_after.append(by_base_id(outcomes, group))
                     if also:
                         seen = by_base_id(outcomes, also)
@@ -620,11 +623,15 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
             # The null agent keeps the seed's code for the whole episode, and an agent may
             # undo a turn: a test that passes on the seed or an earlier kept state would pay
             # for that.
+            # A test the step mends from hanging hangs on every earlier state too: each such
+            # run waits for a limit that the tests' own run after the step sets, not for
+            # ``timeout`` (boltons' 55th candidate, 40 earlier states x 300 s).
+            limit = min(timeout, max(EARLIER_LIMIT_FLOOR, EARLIER_LIMIT_FACTOR * slowest))
             try:
                 for earlier_state in sorted({base, *(i for i, _, _ in kept)} - {state}):
                     if not passing:
                         break
-                    seen = by_base_id(_run(task, [turn], trees[earlier_state][0], scratch, sandbox, timeout, passing), passing)
+                    seen = by_base_id(_run(task, [turn], trees[earlier_state][0], scratch, sandbox, limit, passing), passing)
                     step.passes_earlier += [tid for tid in passing if seen[tid].status == "passed"]
                     passing = [tid for tid in passing if seen[tid].status != "passed"]
             except _Void as exc:  # on an earlier state too: the step is dropped, and mining goes on
@@ -788,6 +795,12 @@ class _Void(Exception):
 
 #: The message of a test that had not reported when its run hit the time limit.
 TIMED_OUT = "the run timed out before this test reported"
+#: A test's run on an earlier kept state (which it must fail) is stopped at this many times
+#: the slowest of its runs after the step, and never sooner than the floor's seconds: one
+#: still running then counts as failing there (a test that passes on an earlier state runs
+#: there about as fast as after the step).
+EARLIER_LIMIT_FACTOR = 5.0
+EARLIER_LIMIT_FLOOR = 60.0
 
 
 def _run(task: Task, turns, tree: Mapping[str, str], scratch: Path, sandbox: Sandbox, timeout: float, only):
