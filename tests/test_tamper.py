@@ -430,11 +430,32 @@ def test_a_pyc_is_read_only_from_a_folder_the_graded_code_cannot_write(tmp_path)
 
 def test_code_with_no_bytecode_as_a_description_is_no_tampering(env):
     """``whatever``'s placeholders (funcy's tests use them) carry a code object with no
-    bytecode, which describes their arguments and is never run; data read by ``marshal``
-    is not code either."""
-    honest = ("import marshal\nimport types\n\n_DESCRIBED = types.CodeType(1, 0, 0, 1, 1, 67, b'', (), (), ('f',), "
-              "__name__, 'Whatever', 'Whatever', 1, b'', b'')\n_DATA = marshal.loads(marshal.dumps({'a': (1, 2.0)}))\n")
+    bytecode, which describes their arguments and is never run."""
+    honest = ("import types\n\n_DESCRIBED = types.CodeType(1, 0, 0, 1, 1, 67, b'', (), (), ('f',), "
+              "__name__, 'Whatever', 'Whatever', 1, b'', b'')\n")
     act(env, tool="write_file", path="calc/__init__.py", content=honest + "\n\ndef add(a, b):\n    return a + b\n")
+    _, grade = submit(env)
+    assert grade["failure_class"] is None and grade["passed"] == grade["total"], grade["detail"]
+
+
+#: Data, no code, read by ``marshal`` from a buffer that another thread could rewrite after
+#: the audit hook's look: the load is refused (here the sum comes out wrong if it is not).
+MARSHALLED_DATA = """import marshal
+
+try:
+    marshal.loads(bytearray(marshal.dumps({"a": (1, 2.0)})))
+    _OFF = 1
+except ValueError:
+    _OFF = 0
+
+
+def add(a, b):
+    return a + b + _OFF
+"""
+
+
+def test_marshal_data_is_refused_and_that_is_no_tampering(env):
+    act(env, tool="write_file", path="calc/__init__.py", content=MARSHALLED_DATA)
     _, grade = submit(env)
     assert grade["failure_class"] is None and grade["passed"] == grade["total"], grade["detail"]
 

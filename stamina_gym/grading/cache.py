@@ -44,7 +44,7 @@ from stamina_gym.grading.report import Outcome
 from stamina_gym.run_result import RunResult
 
 #: Bump whenever the runner or the report parser changes what a run reports.
-GRADER_VERSION = "14"
+GRADER_VERSION = "15"
 _CHUNK = 1 << 16
 
 

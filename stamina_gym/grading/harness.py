@@ -1198,10 +1198,13 @@ def _audit_hook(send, armed, ours, grade=None):
 
     Code is never made from bytes once the tests may run: ``marshal`` builds a code object
     from whatever bytecode its input holds, with no ``code.__new__`` event. The import
-    system compiles sources only (``_compile_sources_only``), so ``marshal.loads`` of data
-    that holds code ends the child; ``marshal.load`` reads a file the hook cannot see, and
-    is refused (an error raised in its caller) except where pytest's ``_read_pyc`` reads a
-    pyc of the read-only grading folder, the env's own rewriting of the hidden tests."""
+    system compiles sources, or reads a pyc the graded code cannot have written
+    (``_compile_sources_only``). Any other ``marshal.loads`` is refused (an error raised in
+    its caller), and ends the child where the data holds code: the event carries a copy of
+    the input, which another thread may rewrite before the load itself reads it, so data
+    that looked harmless is refused too. ``marshal.load`` reads a file the hook cannot see,
+    and is refused except where pytest's ``_read_pyc`` reads a pyc of the read-only grading
+    folder, the env's own rewriting of the hidden tests."""
     import io
     import marshal
 
@@ -1236,8 +1239,9 @@ def _audit_hook(send, armed, ours, grade=None):
                 held = False
             finally:
                 _busy[0] = False
-            if held:
-                reason = "code made from bytes (marshal.loads)"
+            if not held:  # refused all the same: its input may be a buffer another thread rewrites
+                raise ValueError(_refused)  # between this look and the load
+            reason = "code made from bytes (marshal.loads)"
         name = args[1] if len(args) > 1 and _type(args[1]) is _str else None
         if event == "object.__setattr__" and name == "__code__" and _same(args[0], args[2]):
             return
