@@ -408,24 +408,34 @@ def test_a_pyc_is_read_only_from_a_folder_the_graded_code_cannot_write(tmp_path)
     import io
     import json.decoder
     import marshal
+    import os
     import py_compile
     import types
     from importlib.util import MAGIC_NUMBER, cache_from_source
 
     from stamina_gym.grading import harness
 
-    def read(source, writable):
+    if os.geteuid() != 0:
+        pytest.skip("the interpreter's files and this test's are root's only where the tests run as root")
+
+    def read(source, writable, uid=1000):  # as the sandbox user, who owns none of the interpreter's files
         return harness._system_pyc(str(source), io.open_code, cache_from_source, MAGIC_NUMBER,
-                                   _access=lambda path, mode: writable)  # fmt: skip
+                                   _access=lambda path, mode: writable, _uid=lambda: uid)  # fmt: skip
 
     assert type(marshal.loads(read(json.decoder.__file__, writable=False))) is types.CodeType
     assert read(json.decoder.__file__, writable=True) is None
+    assert read(json.decoder.__file__, writable=False, uid=0) is None  # root may write anything
     source = tmp_path / "module.py"
     source.write_text("VALUE = 1\n")
     py_compile.compile(str(source), cfile=cache_from_source(str(source)))
-    assert read(source, writable=False) is not None
+    assert read(source, writable=False) is not None  # root's here (the tests run as root)
     source.write_text("VALUE = 22\n")  # the pyc is of the source as it was
     assert read(source, writable=False) is None
+    mine = tmp_path / "mine.py"  # a file of another user's, however read-only it is made
+    mine.write_text("VALUE = 1\n")
+    py_compile.compile(str(mine), cfile=cache_from_source(str(mine)))
+    os.chown(cache_from_source(str(mine)), 1000, 1000)
+    assert read(mine, writable=False) is None
 
 
 def test_code_with_no_bytecode_as_a_description_is_no_tampering(env):

@@ -1343,12 +1343,15 @@ def _compile_sources_only():
 _SYSTEM_PYC = set()
 
 
-def _system_pyc(source, open_code, cache_from_source, magic, _stat=os.stat, _readlink=os.readlink, _access=os.access,
-                _writable=os.W_OK, _dirname=os.path.dirname, _str=str, _type=type, _int=int, _flags=b"\0\0\0\0"):  # fmt: skip
-    """The marshalled code of ``source``'s timestamp pyc when the file the kernel opened
-    and its folder are not writable here and the pyc is of this interpreter and of the
-    source as it is; else None. Whatever names the path, only such a file is read."""
-    if _type(source) is not _str:
+def _system_pyc(source, open_code, cache_from_source, magic, _stat=os.stat, _fstat=os.fstat, _readlink=os.readlink,
+                _access=os.access, _writable=os.W_OK, _uid=os.geteuid, _dirname=os.path.dirname, _str=str, _type=type,
+                _int=int, _flags=b"\0\0\0\0"):  # fmt: skip
+    """The marshalled code of ``source``'s timestamp pyc when the file the kernel opened and
+    its folder belong to root, this process is not root and may write neither (a file of
+    the graded code's own, made read-only, is still its own: it could have written any
+    bytes there), and the pyc is of this interpreter and of the source as it is; else None.
+    Whatever names the path, only such a file is read."""
+    if _type(source) is not _str or _uid() == 0:
         return None
     try:
         handle = open_code(cache_from_source(source))
@@ -1357,6 +1360,8 @@ def _system_pyc(source, open_code, cache_from_source, magic, _stat=os.stat, _rea
     with handle:
         try:
             real = _readlink(f"/proc/self/fd/{handle.fileno()}")
+            if _fstat(handle.fileno()).st_uid != 0 or _stat(_dirname(real)).st_uid != 0:
+                return None
             if _access(real, _writable) or _access(_dirname(real), _writable):
                 return None
             header, stat = handle.read(16), _stat(source)
