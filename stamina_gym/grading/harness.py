@@ -1208,7 +1208,7 @@ def _audit_hook(send, armed, ours, grade=None):
     import io
     import marshal
 
-    codes = set()
+    codes, own = set(), set()  # own: the hook's code, whose look at marshal's input raises the event again
     grade = os.path.realpath(grade) + os.sep if grade else None
     try:
         from _pytest.assertion.rewrite import _read_pyc
@@ -1219,10 +1219,10 @@ def _audit_hook(send, armed, ours, grade=None):
 
     def hook(event, args, _send=send, _armed=armed, _ours=ours, _codes=codes, _makers=_code_makers(), _bad=_BAD_EVENTS,
              _id=id, _type=type, _str=str, _exit=os._exit, _frame=sys._getframe, _same=_same_behaviour,
-             _remade=_remade_from_local, _code=type(_place.__code__), _bytes=bytes, _loads=marshal.loads, _busy=[False],
+             _remade=_remade_from_local, _code=type(_place.__code__), _bytes=bytes, _loads=marshal.loads, _own=own,
              _holds=_holds_code, _reader=reader, _grade=grade, _pyc=_grading_pyc, _refused=_REFUSED,
              _file=(io.BufferedReader, io.FileIO), _system=_SYSTEM_PYC):  # fmt: skip
-        if not _armed[0] or _busy[0]:
+        if not _armed[0]:
             return
         reason = None
         if event == "code.__new__" and (_type(args[0]) is _bytes and not args[0] or _remade(args, _frame(1), _makers)):
@@ -1231,14 +1231,11 @@ def _audit_hook(send, armed, ours, grade=None):
             if _pyc(_frame(1), _reader, _grade, _file):
                 return
             raise ValueError(_refused)
-        if event == "marshal.loads" and _frame(1).f_code not in _system:
-            _busy[0] = True  # the hook's own load raises this event again
-            try:
+        if event == "marshal.loads" and _frame(1).f_code not in _system and _frame(1).f_code not in _own:
+            try:  # the look raises this event again, from this frame: it passes (``_own``)
                 held = _holds(_loads(args[0]), _code)
             except Exception:  # noqa: BLE001 - what marshal cannot read, it cannot make code of
                 held = False
-            finally:
-                _busy[0] = False
             if not held:  # refused all the same: its input may be a buffer another thread rewrites
                 raise ValueError(_refused)  # between this look and the load
             reason = "code made from bytes (marshal.loads)"
@@ -1268,6 +1265,7 @@ def _audit_hook(send, armed, ours, grade=None):
             finally:
                 _exit(ALARM_EXIT)
 
+    own.add(hook.__code__)
     return hook, codes
 
 
