@@ -25,7 +25,7 @@ for the threat model this answers; in short:
   or a second message for one test is evidence of forgery (``forged``).
 * The audit hook ends the child (``alarm``, exit ``ALARM_EXIT``) on ctypes calls, heap
   and frame walking through ``gc``, tracing hooks, hand-made code objects (and code made
-  from bytes: the import system compiles sources only), ``__code__``
+  from bytes: a pyc is read only where the graded code cannot have written it), ``__code__``
   swaps, opening ``/proc/*/mem``, and any read or write of the harness's own functions'
   defaults. pytest's, pluggy's and unittest's modules and classes and the builtins are
   fingerprinted before the first product import and compared after collection and at the
@@ -78,8 +78,8 @@ _BAD_EVENTS = frozenset({
     "gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrace", "sys.setprofile",
     "sys._current_frames", "code.__new__", "sys.monitoring.register_callback", "sys.monitoring.set_events",
 })  # fmt: skip
-#: What the audit hook raises in a refused read of a pyc: pytest catches any error of its
-#: ``_read_pyc`` and rewrites the test module from its source.
+#: The error the audit hook raises where it refuses a load from bytes (pytest catches any
+#: error of its ``_read_pyc`` and rewrites the test module from its source).
 _REFUSED = "code is not loaded from bytes while grading"
 
 
@@ -916,7 +916,7 @@ def _arm(send, senders, shard, pytest, grade):
             _send("note", note)
         _send("done", _str(code) if _type(code) is _int else "3")
 
-    _compile_sources_only()
+    _imports_from_sources()
     hook, hooked = _audit_hook(send, armed, guarded, grade)
     guarded.add(id(finish))
     codes = [function.__code__ for function in (*ours, finish, hook) if function is not send]
@@ -1199,7 +1199,7 @@ def _audit_hook(send, armed, ours, grade=None):
     Code is never made from bytes once the tests may run: ``marshal`` builds a code object
     from whatever bytecode its input holds, with no ``code.__new__`` event. The import
     system compiles sources, or reads a pyc the graded code cannot have written
-    (``_compile_sources_only``). Any other ``marshal.loads`` is refused (an error raised in
+    (``_imports_from_sources``). Any other ``marshal.loads`` is refused (an error raised in
     its caller), and ends the child where the data holds code: the event carries a copy of
     the input, which another thread may rewrite before the load itself reads it, so data
     that looked harmless is refused too. ``marshal.load`` reads a file the hook cannot see,
@@ -1304,13 +1304,14 @@ def _grading_pyc(frame, reader, grade, file_types):
         return False
 
 
-def _compile_sources_only():
+def _imports_from_sources():
     """From now on the import system compiles a module from its source, and reads a pyc
-    only where the graded code cannot have put it: a file, in a folder, that this process
-    may not write (the standard library's, the installed packages'), read by the loader's
-    own bound functions, whose ``marshal.loads`` is the one the audit hook lets make code
-    (``_SYSTEM_PYC``). Any other pyc, beside a module or without a source, would be code
-    made from bytes. Modules imported before the tests run keep their code."""
+    only where the graded code cannot have put it (``_system_pyc``: root's file in root's
+    folder, which this unprivileged process may not write: the standard library's, the
+    installed packages'), through the loader's own bound functions, whose ``marshal.loads``
+    is the one the audit hook lets make code (``_SYSTEM_PYC``). Any other pyc, beside a
+    module or without a source, would be code made from bytes. Modules imported before the
+    tests run keep their code."""
     import io
     import marshal
     from importlib import machinery
@@ -1337,7 +1338,7 @@ def _compile_sources_only():
     sys.path_importer_cache.clear()
 
 
-#: The code that may make code of a pyc's bytes (``_compile_sources_only``).
+#: The code that may make code of a pyc's bytes (``_imports_from_sources``).
 _SYSTEM_PYC = set()
 
 
