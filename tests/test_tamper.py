@@ -392,10 +392,13 @@ def test_code_renamed_or_marked_awaitable_is_no_tampering(env):
 
 
 
-def test_a_pyc_planted_beside_a_module_is_not_what_runs(env):
+@pytest.mark.parametrize("made_read_only", [False, True], ids=["as-written", "made-read-only"])
+def test_a_pyc_planted_beside_a_module_is_not_what_runs(env, made_read_only):
     """The import system compiles a module's source while the tests run: a pyc beside it
-    is never read, whatever code it holds."""
-    act(env, tool="write_file", path="calc/__init__.py", content=PLANTED_PYC + "from planted import add  # noqa: E402\n")
+    is never read, whatever code it holds, also once the graded code has made the file and
+    its folder read-only (they are still its own: it chose every byte)."""
+    lock = "os.chmod(_PYC, 0o444)\nos.chmod(os.path.dirname(_PYC), 0o555)\n" if made_read_only else ""
+    act(env, tool="write_file", path="calc/__init__.py", content=PLANTED_PYC + lock + "from planted import add  # noqa: E402\n")
     _, grade = submit(env)
     assert grade["failure_class"] is None and grade["passed"] == grade["total"], grade["detail"]
 
