@@ -408,13 +408,12 @@ def test_a_pyc_is_read_only_from_a_folder_the_graded_code_cannot_write(tmp_path)
     again cost about 5 ms each): only where the file the kernel opened, and its folder,
     are not writable here (the sandbox user's view of the interpreter's files), and only
     a pyc of its source as it is."""
-    import io
     import json.decoder
     import marshal
     import os
     import py_compile
     import types
-    from importlib.util import MAGIC_NUMBER, cache_from_source
+    from importlib.util import cache_from_source
 
     from stamina_gym.grading import harness
 
@@ -422,8 +421,7 @@ def test_a_pyc_is_read_only_from_a_folder_the_graded_code_cannot_write(tmp_path)
         pytest.skip("the interpreter's files and this test's are root's only where the tests run as root")
 
     def read(source, writable, uid=1000):  # as the sandbox user, who owns none of the interpreter's files
-        return harness._system_pyc(str(source), io.open_code, cache_from_source, MAGIC_NUMBER,
-                                   _access=lambda path, mode: writable, _uid=lambda: uid)  # fmt: skip
+        return harness._system_pyc(str(source), _access=lambda path, mode: writable, _uid=lambda: uid)
 
     assert type(marshal.loads(read(json.decoder.__file__, writable=False))) is types.CodeType
     assert read(json.decoder.__file__, writable=True) is None

@@ -35,11 +35,13 @@ for the threat model this answers; in short:
   is a change too, and so is rebinding its attributes after collection.
 """
 
+import io
 import os
 import select
 import signal
 import sys
 import time
+from importlib.util import MAGIC_NUMBER, cache_from_source
 
 ALARM_EXIT = 86
 MARKER = "\x1estamina-gym-report "
@@ -1205,10 +1207,9 @@ def _audit_hook(send, armed, ours, grade=None):
     that looked harmless is refused too. ``marshal.load`` reads a file the hook cannot see,
     and is refused except where pytest's ``_read_pyc`` reads a pyc of the read-only grading
     folder, the env's own rewriting of the hidden tests."""
-    import io
     import marshal
 
-    codes, own = set(), set()  # own: the hook's code, whose look at marshal's input raises the event again
+    codes = set()
     grade = os.path.realpath(grade) + os.sep if grade else None
     try:
         from _pytest.assertion.rewrite import _read_pyc
@@ -1219,9 +1220,9 @@ def _audit_hook(send, armed, ours, grade=None):
 
     def hook(event, args, _send=send, _armed=armed, _ours=ours, _codes=codes, _makers=_code_makers(), _bad=_BAD_EVENTS,
              _id=id, _type=type, _str=str, _exit=os._exit, _frame=sys._getframe, _same=_same_behaviour,
-             _remade=_remade_from_local, _code=type(_place.__code__), _bytes=bytes, _loads=marshal.loads, _own=own,
+             _remade=_remade_from_local, _code=type(_place.__code__), _bytes=bytes, _loads=marshal.loads,
              _holds=_holds_code, _reader=reader, _grade=grade, _pyc=_grading_pyc, _refused=_REFUSED,
-             _file=(io.BufferedReader, io.FileIO), _system=_SYSTEM_PYC):  # fmt: skip
+             _file=(io.BufferedReader, io.FileIO), _loaders=_LOADERS):  # fmt: skip
         if not _armed[0]:
             return
         reason = None
@@ -1231,8 +1232,8 @@ def _audit_hook(send, armed, ours, grade=None):
             if _pyc(_frame(1), _reader, _grade, _file):
                 return
             raise ValueError(_refused)
-        if event == "marshal.loads" and _frame(1).f_code not in _system and _frame(1).f_code not in _own:
-            try:  # the look raises this event again, from this frame: it passes (``_own``)
+        if event == "marshal.loads" and _frame(1).f_code not in _loaders:
+            try:  # the look raises this event again, from this frame, which passes (``_LOADERS``)
                 held = _holds(_loads(args[0]), _code)
             except Exception:  # noqa: BLE001 - what marshal cannot read, it cannot make code of
                 held = False
@@ -1265,7 +1266,7 @@ def _audit_hook(send, armed, ours, grade=None):
             finally:
                 _exit(ALARM_EXIT)
 
-    own.add(hook.__code__)
+    _LOADERS.add(hook.__code__)
     return hook, codes
 
 
@@ -1299,7 +1300,7 @@ def _grading_pyc(frame, reader, grade, file_types):
     if type(handle) is not file_types[0] or type(handle.raw) is not file_types[1]:
         return False
     try:
-        return os.readlink(f"/proc/self/fd/{handle.raw.fileno()}").startswith(grade)
+        return _opened(handle.raw.fileno()).startswith(grade)
     except OSError:
         return False
 
@@ -1309,20 +1310,17 @@ def _imports_from_sources():
     only where the graded code cannot have put it (``_system_pyc``: root's file in root's
     folder, which this unprivileged process may not write: the standard library's, the
     installed packages'), through the loader's own bound functions, whose ``marshal.loads``
-    is the one the audit hook lets make code (``_SYSTEM_PYC``). Any other pyc, beside a
+    is one the audit hook lets make code (``_LOADERS``). Any other pyc, beside a
     module or without a source, would be code made from bytes. Modules imported before the
     tests run keep their code."""
-    import io
     import marshal
     from importlib import machinery
-    from importlib.util import MAGIC_NUMBER, cache_from_source
 
     compiled = machinery.SourceFileLoader.get_code
 
     class SourceOnly(machinery.SourceFileLoader):
-        def get_code(self, fullname, _compiled=compiled, _system=_system_pyc, _loads=marshal.loads,
-                     _open=io.open_code, _cache=cache_from_source, _magic=MAGIC_NUMBER):  # fmt: skip
-            data = _system(self.path, _open, _cache, _magic)
+        def get_code(self, fullname, _compiled=compiled, _system=_system_pyc, _loads=marshal.loads):
+            data = _system(self.path)
             if data is None:
                 return _compiled(self, fullname)  # never reads a pyc: path_stats refuses
             return _loads(data)
@@ -1330,7 +1328,7 @@ def _imports_from_sources():
         def path_stats(self, path):
             raise OSError("a pyc is read only from where the graded code cannot write")
 
-    _SYSTEM_PYC.add(SourceOnly.get_code.__code__)
+    _LOADERS.add(SourceOnly.get_code.__code__)
     hook = machinery.FileFinder.path_hook((machinery.ExtensionFileLoader, machinery.EXTENSION_SUFFIXES),
                                           (SourceOnly, machinery.SOURCE_SUFFIXES))  # fmt: skip
     sys.path_hooks[:] = [hook if getattr(each, "__name__", "") == "path_hook_for_FileFinder" else each
@@ -1338,13 +1336,20 @@ def _imports_from_sources():
     sys.path_importer_cache.clear()
 
 
-#: The code that may make code of a pyc's bytes (``_imports_from_sources``).
-_SYSTEM_PYC = set()
+#: The code whose ``marshal.loads`` the audit hook lets through: the import hook's loader,
+#: of root's pycs (``_imports_from_sources``), and the hook's own look at marshal's input.
+_LOADERS = set()
 
 
-def _system_pyc(source, open_code, cache_from_source, magic, _stat=os.stat, _fstat=os.fstat, _readlink=os.readlink,
-                _access=os.access, _writable=os.W_OK, _uid=os.geteuid, _dirname=os.path.dirname, _str=str, _type=type,
-                _int=int, _flags=b"\0\0\0\0"):  # fmt: skip
+def _opened(fd, _readlink=os.readlink):
+    """The path the kernel says descriptor ``fd`` is open on: never a name the graded code
+    could have made."""
+    return _readlink(f"/proc/self/fd/{fd}")
+
+
+def _system_pyc(source, _open=io.open_code, _cache=cache_from_source, _magic=MAGIC_NUMBER, _stat=os.stat,
+                _fstat=os.fstat, _opened=_opened, _access=os.access, _writable=os.W_OK, _uid=os.geteuid,
+                _dirname=os.path.dirname, _str=str, _type=type, _int=int, _flags=b"\0\0\0\0"):  # fmt: skip
     """The marshalled code of ``source``'s timestamp pyc when the file the kernel opened and
     its folder belong to root, this process is not root and may write neither (a file of
     the graded code's own, made read-only, is still its own: it could have written any
@@ -1353,18 +1358,18 @@ def _system_pyc(source, open_code, cache_from_source, magic, _stat=os.stat, _fst
     if _type(source) is not _str or _uid() == 0:
         return None
     try:
-        handle = open_code(cache_from_source(source))
+        handle = _open(_cache(source))
     except (OSError, ValueError, NotImplementedError):
         return None
     with handle:
         try:
-            real = _readlink(f"/proc/self/fd/{handle.fileno()}")
+            real = _opened(handle.fileno())
             if _fstat(handle.fileno()).st_uid != 0 or _stat(_dirname(real)).st_uid != 0:
                 return None
             if _access(real, _writable) or _access(_dirname(real), _writable):
                 return None
             header, stat = handle.read(16), _stat(source)
-            if (header[:4] != magic or header[4:8] != _flags
+            if (header[:4] != _magic or header[4:8] != _flags
                     or _int.from_bytes(header[8:12], "little") != _int(stat.st_mtime) & 0xFFFFFFFF
                     or _int.from_bytes(header[12:16], "little") != stat.st_size & 0xFFFFFFFF):  # fmt: skip
                 return None
