@@ -90,7 +90,7 @@ def git_snapshots(repo: Path, *, seed: str, until: str | None = None, commits: S
         files = {}
         for blob in commit.tree.traverse():
             if blob.type == "blob":
-                data = _link_target(commit.tree, blob)
+                data = _as_checked_out(commit.tree, blob)
                 text = _keep(blob.path, data) if data is not None else None
                 if text is not None:
                     files[blob.path] = text
@@ -102,7 +102,7 @@ def git_snapshots(repo: Path, *, seed: str, until: str | None = None, commits: S
 _LINK = 0o120000
 
 
-def _link_target(tree, blob, hops: int = 8) -> bytes | None:
+def _as_checked_out(tree, blob, hops: int = 8) -> bytes | None:
     """A blob's content; a symbolic link's is the file it points to in the same tree, as a
     checkout reads it (semver's ``tests/coerce.py`` is ``../docs/advanced/coerce.py``), or
     None where that is outside the tree, a folder, missing, or a loop."""
