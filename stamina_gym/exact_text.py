@@ -12,9 +12,12 @@ The string is read from the test's syntax tree (nothing is imported). Its parts 
 test itself supplies are placeholders and need not be told: the values of an f-string,
 the module's other string literals (its inputs, such as a title, wherever the test
 module sets them, also where the program cleaned them: a piece found in them, whitespace
-and case aside, is the test's own) and numbers. What is left, split at the placeholders, is the told text to look for: each
-piece of at least three letters or digits must appear, whitespace and case aside, in
-what the agent was told. Program output is what a test reads from ``stdout``/``stderr``, pytest's
+and case aside, is the test's own) and numbers. What is left, split at the placeholders, is the told text
+to look for: a text with a piece of at least three letters or digits must appear whole,
+whitespace aside, in what the agent was told, in the test's case (an exact comparison grades
+"Wrong key" and "wrong key" apart), its parts in order with anything short in place of each
+placeholder ("Missing key: <key>" tells ``"Missing key: 'key'"``; "Missing keys are
+refused" does not, though it holds the piece ``Missing``). Program output is what a test reads from ``stdout``/``stderr``, pytest's
 ``capsys``/``capfd`` (``out``, ``err``, ``readouterr()``) or a name ``output``/``lines``.
 
 ``stamina-gym validate TASK --exact-text`` runs this check alone (seconds, no test runs).
@@ -23,6 +26,7 @@ what the agent was told. Program output is what a test reads from ``stdout``/``s
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
@@ -50,9 +54,23 @@ class Demanded:
     file: str
     line: int
     text: str
-    """The piece, whitespace collapsed and case folded (as it is looked for)."""
+    """The piece, whitespace collapsed (as it is looked for: the case is the test's)."""
     original: str = ""
-    """The piece as the test writes it, whitespace collapsed (as a prompt would show it)."""
+    """The piece as the test writes it, whitespace collapsed."""
+    whole: str = ""
+    """The whole text the piece is of, as the test writes it, whitespace collapsed: its
+    values as ``{expression}``, a pattern's syntax as ``…`` (as a prompt shows it; a piece
+    alone is a fragment: schema's ``"Missing key: 'key'"`` cut at the test's ``'key'``)."""
+    told_as: str = ""
+    """The whole text with the test's own parts as holes, whitespace collapsed: what was told
+    holds its parts in order, whatever stands for each hole (``told``)."""
+
+    def told(self, text: str) -> bool:
+        """Whether ``text`` (whitespace collapsed) holds the whole text the piece is of: a
+        prompt that says "Missing keys are refused" tells the piece ``Missing`` and not
+        ``"Missing key: 'key'"``; ``Missing key: <key>`` tells it. Holes stand for at most
+        ``_HOLE_WIDTH`` characters."""
+        return _told_pattern(self.told_as).search(text) is not None
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: exact output text {self.text!r}"
@@ -72,8 +90,13 @@ def demanded(source: str, file: str) -> list[Demanded]:
     data = " ".join(" ".join(c.value.split()).casefold() for c in inputs)
     found: list[Demanded] = []
     for line, expected in compared:
-        for text in _strings(expected, inputs):
-            found += [Demanded(file, line, piece, original) for piece, original in _pieces(text) if _core(piece) not in data]
+        for text, whole in _strings(expected, inputs):
+            # a part the test's inputs hold (whitespace and case aside) is a hole too
+            parts = [_HOLE if _PIECE.search(part) and _core(" ".join(part.split())).casefold() in data else part
+                     for part in text.split(_HOLE)]  # fmt: skip
+            told_as = " ".join(_HOLE.join(parts).split())
+            found += [Demanded(file, line, piece, piece, " ".join(whole.split()), told_as)
+                      for piece in _pieces(text) if _core(piece).casefold() not in data]  # fmt: skip
     return found
 
 
@@ -114,15 +137,27 @@ def _error_patterns(call: ast.Call) -> list[ast.expr]:
 
 #: A regular expression's tokens, in the order they are tried: an escaped class, an escaped
 #: character, a set, a repeat count, a character made optional, other syntax.
-_REGEX_TOKEN = re.compile(r"(?P<hole>\\[dDwWsSbBAZ]|\[(?:\\.|[^\]])*\]|\{\d*,?\d*\}|(?:\\.|[^\\])[?*]|[.*+?^$|()])"
-                          r"|\\(?P<escaped>.)")
+_REGEX_TOKEN = re.compile(r"(?P<anchor>\\[bBAZ]|[\^$])|(?P<hole>\\[dDwWsS]|\[(?:\\.|[^\]])*\]|\{\d*,?\d*\}|(?:\\.|[^\\])[?*]"
+                          r"|[.*+?|()])|\\(?P<escaped>.)")
 
 
 def _regex_text(pattern: ast.Constant) -> ast.Constant:
     """A pattern as the text it asks for: its syntax turned into holes (``items?``: the "s"
-    may be absent), escapes undone."""
-    text = _REGEX_TOKEN.sub(lambda m: _HOLE if m.group("hole") else m.group("escaped"), pattern.value)
+    may be absent), its anchors (``^``, ``\\b``) into nothing, escapes undone."""
+    text = _REGEX_TOKEN.sub(lambda m: "" if m.group("anchor") else _HOLE if m.group("hole") else m.group("escaped"), pattern.value)
     return ast.copy_location(ast.Constant(text), pattern)
+
+
+#: The most characters of told text that stand for one of the test's own parts.
+_HOLE_WIDTH = 80
+
+
+@functools.lru_cache(maxsize=4096)
+def _told_pattern(told_as: str) -> re.Pattern[str]:
+    """The told text's parts in order, each hole any ``_HOLE_WIDTH`` characters; the holes at
+    the ends are nothing to look for."""
+    parts = told_as.strip(_HOLE + " ").split(_HOLE)
+    return re.compile(f".{{0,{_HOLE_WIDTH}}}?".join(map(re.escape, parts)))
 
 
 def _core(piece: str) -> str:
@@ -130,17 +165,18 @@ def _core(piece: str) -> str:
     return re.sub(r"^\W+|\W+$", "", piece)
 
 
-def _strings(node: ast.expr, inputs: list[ast.Constant]) -> Iterable[str]:
-    """The expected strings of ``node`` with the test's own parts as holes: a string
-    literal, an f-string, or a list or tuple of them."""
+def _strings(node: ast.expr, inputs: list[ast.Constant]) -> Iterable[tuple[str, str]]:
+    """(the expected string with the test's own parts as holes, the string as written) for
+    each expected string of ``node``: a string literal, an f-string, or a list or tuple of them."""
     if isinstance(node, (ast.List, ast.Tuple)):
         for item in node.elts:
             yield from _strings(item, inputs)
     elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-        yield _holes(node.value, [c.value for c in inputs])
+        yield _holes(node.value, [c.value for c in inputs]), re.sub(f"{_HOLE}+", "…", node.value)
     elif isinstance(node, ast.JoinedStr):
         parts = [v.value if isinstance(v, ast.Constant) else _HOLE for v in node.values]
-        yield _holes("".join(parts), [c.value for c in inputs])
+        written = "".join(v.value if isinstance(v, ast.Constant) else "{" + ast.unparse(v.value) + "}" for v in node.values)
+        yield _holes("".join(parts), [c.value for c in inputs]), written
 
 
 def _holes(text: str, inputs: Iterable[str]) -> str:
@@ -149,10 +185,10 @@ def _holes(text: str, inputs: Iterable[str]) -> str:
     return _NUMBER.sub(_HOLE, text)
 
 
-def _pieces(text: str) -> list[tuple[str, str]]:
-    """(piece as looked for, piece as written) for each piece with three letters or digits."""
+def _pieces(text: str) -> list[str]:
+    """Each piece with three letters or digits, whitespace collapsed."""
     pieces = (" ".join(part.split()) for part in text.split(_HOLE))
-    return [(piece.casefold(), piece) for piece in pieces if len(_PIECE.findall(piece)) >= 3]
+    return [piece for piece in pieces if len(_PIECE.findall(piece)) >= 3]
 
 
 def told_text(task: Task, turn: Turn, params: Mapping[str, str | int]) -> list[str]:
@@ -164,14 +200,14 @@ def told_text(task: Task, turn: Turn, params: Mapping[str, str | int]) -> list[s
     files = dict(_read_seed(task.seed_dir))
     if task.support_dir:
         files.update(_read_seed(task.support_dir))
-    texts.append([" ".join(" ".join(files.values()).split()).casefold()])
+    texts.append([" ".join(" ".join(files.values()).split())])
     return [" \u241e ".join(group) for group in texts]  # one entry per turn, paraphrases kept apart
 
 
 @turn_cached
 def _prompt_texts(turn: Turn, params: Mapping[str, str | int]) -> list[str]:
-    """Each paraphrase of ``turn`` rendered, whitespace collapsed and case folded."""
-    return [" ".join(_render(p, params).split()).casefold() for p in turn.spec.prompts]
+    """Each paraphrase of ``turn`` rendered, whitespace collapsed."""
+    return [" ".join(_render(p, params).split()) for p in turn.spec.prompts]
 
 
 def check_turn(task: Task, turn: Turn, params: Mapping[str, str | int]) -> list[Demanded]:
@@ -183,6 +219,6 @@ def check_turn(task: Task, turn: Turn, params: Mapping[str, str | int]) -> list[
         text = task.render(path.read_text(encoding="utf-8"), params, str(path))
         rel = f"{turn.id}/{path.relative_to(turn.dir / 'tests').as_posix()}"
         for piece in demanded(text, rel):
-            if not any(all(piece.text in paraphrase for paraphrase in group) for group in told):
+            if not any(all(piece.told(paraphrase) for paraphrase in group) for group in told):
                 missing.append(piece)
     return missing

@@ -35,7 +35,7 @@ def test_output_wording_no_paraphrase_gives_is_named(tmp_path):
     task = _mini(tmp_path, ["Add calc.add(a, b) and calc.show(n, what), which prints the total.",
                             "calc.add(a, b) returns the sum; calc.show(n, what) prints it: `Total of <what>: <n>`."])  # fmt: skip
     missing = exact_text.check_turn(task, task.turns[0], {})
-    assert {(d.line, d.text) for d in missing} == {(6, "total of"), (13, "total of"), (14, "total of")}
+    assert {(d.line, d.text) for d in missing} == {(6, "Total of"), (13, "Total of"), (14, "Total of")}
     assert all(d.file == "01-add/test_add.py" for d in missing)
 
 
@@ -110,3 +110,37 @@ def test_a_warnings_message_and_unittests_comparisons_are_wording(tmp_path):
     task = mini_task(tmp_path, {"test_add.py": WARNINGS}, prompts=["Deprecate calc.old_add and add calc.report(a, b)."] * 2)
     missing = exact_text.check_turn(task, task.turns[0], {})
     assert sorted((d.line, d.original) for d in missing) == [(11, "old_add is deprecated, use add"), (15, "Total:")]
+
+
+def test_wording_told_in_another_case_is_not_told(tmp_path):
+    """Fails on a check that folded case: ``== "Total of apples: 5"`` grades the capital T,
+    and a prompt that says "total of" told a solution to write what fails."""
+    task = _mini(tmp_path, ["Add calc.add(a, b) and calc.show(n, what), which prints `total of <what>: <n>`."] * 2)
+    assert {(d.line, d.text) for d in exact_text.check_turn(task, task.turns[0], {})} == {(6, "Total of"), (13, "Total of"), (14, "Total of")}
+
+
+KEYS = '''import pytest
+
+import schema
+
+
+def test_missing_key():
+    with pytest.raises(schema.SchemaError) as info:
+        schema.Schema({"key": int}).validate({})
+    assert info.value.args[0] == "Missing key: 'key'"
+    with pytest.raises(schema.SchemaError, match=r"^Wrong key \\S+ in"):
+        schema.Schema({}).validate({"n": 5})
+'''
+
+
+def test_a_piece_is_of_the_whole_text_the_test_compares(tmp_path):
+    """Fails on a check that kept only the pieces: ``"Missing key: 'key'"`` is cut at the
+    test's own ``"key"``: a prompt that showed the piece ``Missing`` showed a fragment, and
+    one that says "Missing keys" told it. A pattern's syntax is one ``…``, its anchors nothing."""
+    task = mini_task(tmp_path, {"test_keys.py": KEYS}, prompts=["Missing keys are refused. Wrong keys too."] * 2)
+    missing = exact_text.check_turn(task, task.turns[0], {})
+    assert sorted((d.line, d.original, d.whole) for d in missing) == [
+        (9, "Missing", "Missing key: 'key'"), (10, "Wrong", "Wrong key … in")]  # fmt: skip
+    told = mini_task(tmp_path / "told", {"test_keys.py": KEYS}, prompts=[
+        "Name what is wrong: `Missing key: '<key>'`, and `Wrong key <key> in <data>`."] * 2)  # fmt: skip
+    assert exact_text.check_turn(told, told.turns[0], {}) == []
