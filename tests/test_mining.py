@@ -908,6 +908,32 @@ def test_wording_a_turns_tests_compare_is_shown_in_its_prompts(tmp_path):
     assert validate_task(load_task_dir(result.task)) == []
 
 
+def test_a_compared_text_is_shown_whole_and_what_must_raise_is_shown(tmp_path):
+    """Fails on a miner that showed the pieces of a compared text (schema's ``"Missing key:
+    'key'"`` cut at the test's own ``"key"``: ``Missing``) and no exception a test expects
+    (schema turn 1: an ``Optional`` with a default it cannot take raises ``TypeError``, which
+    its notes say only as "refused"). A raise whose call reads the test's own state is not shown."""
+    seed = Snapshot("1", "R1", files={"keys.py": "def check(data, keys):\n    return data\n",
+                                      "tests/test_keys.py": "from keys import check\n\n\ndef test_check():\n    assert check({}, []) == {}\n"})  # fmt: skip
+    step = Snapshot("2", "R2", "Missing keys are refused.", files={
+        "keys.py": "def check(data, keys):\n    if not isinstance(keys, list):\n        raise TypeError('keys: a list')\n"
+                   "    for key in keys:\n        if key not in data:\n            raise KeyError(f'Missing key: {key!r}')\n"
+                   "    return data\n",
+        "tests/test_keys.py": "import pytest\n\nfrom keys import check\n\n\ndef test_check():\n    assert check({}, []) == {}\n\n\n"
+                              "def test_missing():\n    with pytest.raises(KeyError) as info:\n        check({}, ['key'])\n"
+                              "    assert info.value.args[0] == \"Missing key: 'key'\"\n\n\n"
+                              "def test_not_a_list():\n    keys = {'key'}\n    with pytest.raises(TypeError):\n        check({}, keys)\n"
+                              "    with pytest.raises(TypeError):\n        check({}, ('key',))\n"})  # fmt: skip
+    result = mine([seed, step], tmp_path / "keys", runs=1)
+    prompts = load_task_dir(result.task).turns[0].spec.prompts
+    assert all("Wording the tests compare, exactly: `Missing key: 'key'`." in p for p in prompts), prompts
+    # one of the two raises the tests read from literals: never every check a turn makes
+    assert "What must raise, for example:\n- `check({}, ('key',))` raises `TypeError`\n" in prompts[0], prompts[0]
+    assert "Errors it must raise, as in: `check({}, ('key',))` raises `TypeError`." in prompts[1], prompts[1]
+    assert not any("`check({}, keys)`" in p or "KeyError`" in p for p in prompts)
+    assert validate_task(load_task_dir(result.task)) == []
+
+
 def test_every_signature_the_tests_call_is_told_past_the_limit():
     """semver's first kept turn folds in releases that add more functions than the limit;
     its tests call ``bump_patch(version)``, which a cut in definition order left out."""

@@ -77,6 +77,8 @@ NOT_PRODUCT = re.compile(
 )
 #: The most pieces of exact wording (an error's message, printed output) one prompt shows.
 MAX_SHOWN_WORDING = 20
+#: The longest compared text a prompt shows whole; a longer one is shown as its pieces.
+MAX_WORDING_WIDTH = 200
 #: The most changed lines of product code one mined turn holds (``mine``).
 MAX_TURN_LINES = 1500
 REVIEW_NOTE = "# Drafted by stamina-gym mine from the project's history: review the prompts before use.\n"
@@ -1267,9 +1269,10 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         (folder / "turn.yaml").write_text(REVIEW_NOTE + _dump(spec), encoding="utf-8")
         task = load_task_dir(out)
         untold = exact_text.check_turn(task, next(t for t in task.turns if t.id == turn_id), {})
-        wording = list(dict.fromkeys(piece.original for piece in untold))[:MAX_SHOWN_WORDING]
+        wording = list(dict.fromkeys(piece.whole if len(piece.whole) <= MAX_WORDING_WIDTH else piece.original
+                                     for piece in untold))[:MAX_SHOWN_WORDING]  # fmt: skip
         spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures, rewritten, described, calls, warned,
-                                   whole, options, shown.docs, sources)  # fmt: skip
+                                   whole, options, shown.docs, sources, shown.raised)  # fmt: skip
         if shown.docs_printed:
             spec["prompts"] = [prompt + "\n\n" + shown.docs_printed for prompt in spec["prompts"]]
         if wording:
@@ -1305,6 +1308,8 @@ class _Shown:
     docs_printed: str = ""
     """What the prompt says of the examples ``docs`` quotes as the release prints them, or
     could not run (``doc_examples.Quoted.told``)."""
+    raised: list[str] = field(default_factory=list)
+    """What the tests expect to raise (``raise_examples``)."""
 
     def told(self, tid: str) -> bool:
         """Whether the prompt tells what ``tid`` checks: its notes name it, or it shows one
@@ -1352,11 +1357,12 @@ def _shown(trees, snapshots: Sequence[Snapshot], previous: int, index: int, test
     calls = (examples(sources, ids, [*added, *rewritten, *(s.split("(", 1)[0] for s in signatures)], 5 if thin else 3, origins=origins)
              or examples(sources, ids, list(public_after), 5 if thin else 3, origins=origins))  # fmt: skip
     warned = warning_examples(sources, ids, origins=origins)
+    raised = raise_examples(sources, ids, 5 if thin else 3)
     whole = scenarios(sources, ids, limit=4 if thin else 2, origins=origins)
     failing = {tid.split("/", 1)[1]: cases for tid, cases in asked.items()}  # under the tests folder, as ``ids``
     whole += cases(sources, _TestSources(trees[previous][1]), ids, limit=6 if thin else 4, origins=origins, asked=failing)
     return _Shown("\n".join([*(step.title for step in steps), notes]), added, rewritten, signatures, described, docs, calls,
-                  warned, whole, set(origins.values()), printed)  # fmt: skip
+                  warned, whole, set(origins.values()), printed, raised)  # fmt: skip
 
 
 def _vague(steps: Sequence[Snapshot]) -> bool:
@@ -2060,6 +2066,71 @@ def _aliases_used(module: str, function: ast.AST) -> list[str]:
 
 
 #: The calls whose ``with`` block (or whose call, for ``assertWarns(C, f, *args)``) expects a warning.
+#: What a test expects a call to raise: pytest's ``raises(E)``, unittest's ``assertRaises(E)``.
+_RAISES = ("raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp")
+
+
+def raise_examples(sources: "_TestSources", tests: Sequence[str], limit: int = 3, width: int = 160) -> list[str]:
+    """What the turn's ``tests`` expect to raise, taken from them: schema's
+    ``Optional(And(str, Use(int)), default=7)`` raises ``TypeError`` where its notes say only
+    that such a default is refused. The call is the one statement of a ``raises(E)`` or
+    ``assertRaises(E)`` block, or ``assertRaises(E, f, *args)``'s; a local bound to a call
+    and only read since is read as that call (``s = Schema(int)``, then ``s.validate("1")``),
+    and a call that reads anything else of the test's own (another local, a class the test
+    module defines) shows nothing. One of each shape first, in rounds over the tests, as
+    ``examples``, and never every such check the turn's tests make. Only words: a shown
+    raise marks no test as told (the tests a turn keeps do not hang on it)."""
+    found: list[list[str]] = []
+    for tid in tests:
+        tree = sources.test_tree(tid)
+        lines = [line for line in dict.fromkeys(_raised(tree, sources.own_names(tid.split("::", 1)[0]))) if len(line) <= width]
+        if lines:
+            found.append(lines)
+    every = sum(len(lines) for lines in found)
+    rounds = list(dict.fromkeys(lines[depth] for depth in range(max(map(len, found), default=0)) for lines in found
+                                if depth < len(lines)))  # fmt: skip
+    shapes: dict[str, str] = {}
+    for line in rounds:
+        shapes.setdefault(_shape(line.split("` raises", 1)[0]), line)
+    first = list(shapes.values())
+    return [*first, *(line for line in rounds if line not in first)][: min(limit, every - 1)]
+
+
+def _raised(tree: ast.AST, own: set[str] = frozenset()) -> Iterator[str]:
+    """A line "`CALL` raises `E`" for each check in ``tree`` (one test's source) that a call raises;
+    nothing where the call or the class reads a name of the test's ``own`` or its locals."""
+    local = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} | set(own)
+    local |= {a.arg for n in ast.walk(tree) if isinstance(n, ast.arguments) for a in (*n.posonlyargs, *n.args, *n.kwonlyargs)}
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    changed = [(n.lineno, n.id) for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+               and not _only_read(n, parents)]  # fmt: skip
+    assigned: dict[str, list[ast.Assign]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    assigned.setdefault(target.id, []).append(node)
+    checks: list[tuple[int, ast.expr, ast.expr]] = []  # (line, the exception, the call)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.With) and len(node.body) == 1 and isinstance(node.body[0], (ast.Expr, ast.Assign)) \
+                and isinstance(node.body[0].value, ast.Call) and _trigger(node.body[0]):  # fmt: skip
+            for item in node.items:
+                call = item.context_expr
+                if isinstance(call, ast.Call) and _called_name(call) in _RAISES and call.args:
+                    checks.append((node.body[0].lineno, call.args[0], node.body[0].value))
+        elif isinstance(node, ast.Call) and _called_name(node) in _RAISES[1:] and len(node.args) >= 2:
+            raiser = ast.Call(func=node.args[1], args=list(node.args[2:]), keywords=[k for k in node.keywords if k.arg != "msg"])
+            checks.append((node.lineno, node.args[0], raiser))
+    for line, error, call in sorted(checks, key=lambda check: check[0]):
+        # a local bound once to a call, and only read from its binding to this check
+        fresh = {name: nodes[0].value for name, nodes in assigned.items()
+                 if len(nodes) == 1 and isinstance(nodes[0].value, ast.Call) and nodes[0].lineno < line
+                 and not any(nodes[0].lineno < used < line and who == name for used, who in changed)}  # fmt: skip
+        observed = _through(call, fresh)
+        if not _free_names(observed) & local and not _free_names(error) & local:
+            yield f"`{ast.unparse(observed)}` raises `{ast.unparse(error)}`"
+
+
 _WARNS = ("warns", "assertWarns", "assertWarnsRegex", "deprecated_call", "catch_warnings")
 
 
@@ -2214,12 +2285,12 @@ def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfa
              tests: Sequence[str], folded: Sequence[Snapshot] = (), signatures: Sequence[str] = (),
              rewritten: Sequence[str] = (), described: Sequence[str] = (), calls: Sequence[str] = (),
              warned: Sequence[str] = (), whole: Sequence[str] = (), options: Sequence[str] = (), docs: str = "",
-             sources: "_TestSources | None" = None) -> list[str]:  # fmt: skip
+             sources: "_TestSources | None" = None, raised: Sequence[str] = ()) -> list[str]:  # fmt: skip
     """Two drafts of the turn's request: the message or changelog entry (those of the
     ``folded`` steps before it first, each under its title), the public names the step
     adds, the existing public functions it ``rewritten``, the ``signatures`` it adds or
     changes, what their docstrings say where the notes are thin (``described``), example
-    ``calls`` with their results, what its tests expect to ``warned``, short checks shown
+    ``calls`` with their results, what its tests expect to ``warned`` and to have ``raised``, short checks shown
     ``whole`` where no example shows them, what its tests check (from their docstrings in
     ``sources``, else their names), the
     files (Python first), and every name the tests use that the agent was not yet told, with
@@ -2249,6 +2320,8 @@ def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfa
         first += "\n\nFor example:\n" + "\n".join(f"- `{call}`" for call in calls)
     if warned:
         first += "\n\nWhat must warn, for example:\n" + "\n".join(f"- {line}" for line in warned)
+    if raised:
+        first += "\n\nWhat must raise, for example:\n" + "\n".join(f"- {line}" for line in raised)
     for snippet in whole:
         first += f"\n\nThis must work:\n```python\n{snippet}\n```"
     if checks:
@@ -2270,6 +2343,8 @@ def _prompts(snapshot: Snapshot, paths: Sequence[str], missing: Sequence[interfa
         second += "\n\nExamples that must hold: " + "; ".join(f"`{call}`" for call in calls) + "."
     if warned:
         second += "\n\nIt must warn, as in: " + "; ".join(warned) + "."
+    if raised:
+        second += "\n\nErrors it must raise, as in: " + "; ".join(raised) + "."
     for snippet in whole:
         second += f"\n\nA check it must pass:\n```python\n{snippet}\n```"
     if checks:
