@@ -357,6 +357,31 @@ def test_a_test_the_step_mends_from_hanging_waits_less_on_earlier_states(tmp_pat
     assert timeouts[-1] < 8.0, timeouts  # the seed's run of test_negative, the earlier state
 
 
+def test_a_test_after_a_hanging_one_is_judged_by_its_own_run(tmp_path, monkeypatch):
+    """Fails on a miner that counted every test a run's clock stopped as failing there: the
+    seed's run of the step's tests hangs on ``test_negative``, ``test_double`` after it never
+    reports, and it was kept as the step's though the seed passes it (the null agent, which
+    keeps the seed, earned it). Each stopped test now runs alone."""
+    from stamina_gym.mining import mine as mining
+
+    monkeypatch.setattr(mining, "EARLIER_LIMIT_FACTOR", 1.0)
+    monkeypatch.setattr(mining, "EARLIER_LIMIT_FLOOR", 1.0)
+    spin = "def spin(n):\n    while n < 0:\n        pass\n    return n\n"
+    mended = "def spin(n):\n    if n < 0:\n        raise ValueError(n)\n    return n\n"
+    double = "\n\ndef double(n):\n    return 2 * n\n"
+    snapshots = [
+        Snapshot("a" * 40, "Spin", "", {"calc.py": spin + double,
+                                        "tests/test_calc.py": "from calc import double, spin\n\n\ndef test_spin():\n    assert spin(2) == 2\n"}),
+        Snapshot("b" * 40, "Refuse negative spins", "spin(n) raises ValueError for a negative n instead of hanging.", {
+            "calc.py": mended + double,
+            "tests/test_calc.py": "import pytest\n\nfrom calc import double, spin\n\n\ndef test_spin():\n    assert spin(2) == 2\n\n\n"
+                                  "def test_negative():\n    with pytest.raises(ValueError):\n        spin(-1)\n\n\n"
+                                  "def test_double_negative():\n    assert double(-3) == -6\n"}),
+    ]  # fmt: skip
+    result = mine(snapshots, tmp_path / "calc", runs=1, timeout=6.0)
+    assert [test.rsplit("::", 1)[1] for test in result.kept[-1].tests] == ["test_negative"], result.kept[-1].tests
+
+
 def test_a_diff_of_trees_applies_with_git():
     patch = diff_trees({"a.py": "x = 1\n", "gone.py": "y\n"}, {"a.py": "x = 2\n", "new/b.py": "z\n"})
     assert "--- a/a.py" in patch and "+++ b/new/b.py" in patch and "deleted file mode" in patch

@@ -586,9 +586,10 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
             ``step``). With ``first``, the earlier turns' tests run once after it too."""
             try:
                 # The tests the clock stopped before the step (the slow one, and those after
-                # it in its run) fail there: ``runs`` - 1 more runs would each wait out the
-                # limit again (more-itertools' 47th candidate, 3 x 300 s), so only the
-                # others run again, for flakiness.
+                # it in its run) do not run again with the others: ``runs`` - 1 more runs
+                # would each wait out the limit again (more-itertools' 47th candidate, 3 x
+                # 300 s). Where it stopped more than one, each runs alone once the runs
+                # after the step have set a shorter limit (``apart``, below).
                 first_run = _run(task, [turn], before, scratch, sandbox, timeout, group)
                 seen_before = [by_base_id(first_run, group)]
                 for case, outcome in first_run.items():
@@ -629,11 +630,28 @@ def _try_step(out: Path, scratch: Path, sandbox: Sandbox, trees, snapshots, stat
             # run waits for a limit that the tests' own run after the step sets, not for
             # ``timeout`` (boltons' 55th candidate, 40 earlier states x 300 s).
             limit = min(timeout, max(EARLIER_LIMIT_FLOOR, EARLIER_LIMIT_FACTOR * slowest))
+
+            def apart(seen: dict[str, Outcome], tree: Mapping[str, str]) -> dict[str, Outcome]:
+                """``seen`` with each test a run's clock stopped run again alone, where it
+                stopped more than one: a test after a hanging one never reported, and
+                counted as failing there, a test that state passes would be the turn's
+                (the null agent, keeping the seed, would earn it)."""
+                stopped = [tid for tid in seen if seen[tid].message == TIMED_OUT]
+                if len(stopped) < 2:
+                    return seen
+                return {**seen, **{tid: by_base_id(_run(task, [turn], tree, scratch, sandbox, limit, [tid]), [tid])[tid]
+                                   for tid in stopped}}  # fmt: skip
+
+            if len(slow) > 1:
+                alone = apart(dict(slow), before)
+                seen_before = [{**seen, **alone} for seen in seen_before]
+                passing = [tid for tid in passing if {s[tid].status for s in seen_before} != {"passed"}]
             try:
                 for earlier_state in sorted({base, *(i for i, _, _ in kept)} - {state}):
                     if not passing:
                         break
                     seen = by_base_id(_run(task, [turn], trees[earlier_state][0], scratch, sandbox, limit, passing), passing)
+                    seen = apart(seen, trees[earlier_state][0])
                     step.passes_earlier += [tid for tid in passing if seen[tid].status == "passed"]
                     passing = [tid for tid in passing if seen[tid].status != "passed"]
             except _Void as exc:  # on an earlier state too: the step is dropped, and mining goes on
