@@ -952,10 +952,12 @@ def test_a_compared_text_is_shown_whole_and_what_must_raise_is_shown(tmp_path):
     result = mine([seed, step], tmp_path / "keys", runs=1)
     prompts = load_task_dir(result.task).turns[0].spec.prompts
     assert all("Wording the tests compare, exactly: `Missing key: 'key'`." in p for p in prompts), prompts
-    # one of the two raises the tests read from literals: never every check a turn makes
-    assert "What must raise, for example:\n- `check({}, ('key',))` raises `TypeError`\n" in prompts[0], prompts[0]
-    assert "Errors it must raise, as in: `check({}, ('key',))` raises `TypeError`." in prompts[1], prompts[1]
-    assert not any("`check({}, keys)`" in p or "KeyError`" in p for p in prompts)
+    # both raises the tests read from literals: the tests check more than what raises
+    assert "What must raise, for example:\n- `check({}, ('key',))` raises `TypeError`\n- `check({}, ['key'])` raises `KeyError`" \
+        in prompts[0], prompts[0]  # fmt: skip
+    assert "Errors it must raise, as in: `check({}, ('key',))` raises `TypeError`; `check({}, ['key'])` raises `KeyError`." \
+        in prompts[1], prompts[1]  # fmt: skip
+    assert not any("`check({}, keys)`" in p for p in prompts)
     assert validate_task(load_task_dir(result.task)) == []
 
 

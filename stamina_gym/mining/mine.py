@@ -2096,15 +2096,20 @@ def raise_examples(sources: "_TestSources", tests: Sequence[str], limit: int = 3
     and only read since is read as that call (``s = Schema(int)``, then ``s.validate("1")``),
     and a call that reads anything else of the test's own (another local, a class the test
     module defines) shows nothing. One of each shape first, in rounds over the tests, as
-    ``examples``, and never every such check the turn's tests make. Only words: a shown
-    raise marks no test as told (the tests a turn keeps do not hang on it)."""
+    ``examples``; every one only where the tests check more than what raises (schema's turn
+    has one raise beside its asserts: that one is shown), so shown checks are never all the
+    turn's. Only words: a shown raise marks no test as told (the tests a turn keeps do not
+    hang on it)."""
     found: list[list[str]] = []
+    more = False  # a check of the tests besides what raises
     for tid in tests:
         tree = sources.test_tree(tid)
         lines = [line for line in dict.fromkeys(_raised(tree, sources.own_names(tid.split("::", 1)[0]))) if len(line) <= width]
         if lines:
             found.append(lines)
-    every = sum(len(lines) for lines in found)
+        more = more or any(isinstance(node, ast.Assert) or (isinstance(node, ast.Call) and _called_name(node).startswith("assert")
+                                                            and _called_name(node) not in _RAISES) for node in ast.walk(tree))  # fmt: skip
+    every = sum(len(lines) for lines in found) + more
     rounds = list(dict.fromkeys(lines[depth] for depth in range(max(map(len, found), default=0)) for lines in found
                                 if depth < len(lines)))  # fmt: skip
     shapes: dict[str, str] = {}
