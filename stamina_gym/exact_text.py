@@ -82,7 +82,7 @@ def demanded(source: str, file: str) -> list[Demanded]:
     compared = [(node.lineno, expected) for node in ast.walk(tree) if isinstance(node, ast.Assert)
                 for expected in _expected_output(node.test)]  # fmt: skip
     compared += [(node.lineno, expected) for node in ast.walk(tree) if isinstance(node, ast.Call)
-                 for expected in _unittest_expected(node)]  # fmt: skip
+                 for expected in [*_unittest_expected(node), *_prefix_expected(node)]]  # fmt: skip
     patterns = [pattern for node in ast.walk(tree) if isinstance(node, ast.Call) for pattern in _error_patterns(node)]
     wording = {id(n) for _, expected in compared for n in ast.walk(expected)} | {id(p) for p in patterns}
     compared += [(pattern.lineno, _regex_text(pattern)) for pattern in patterns]
@@ -109,9 +109,20 @@ def _expected_output(test: ast.expr) -> list[ast.expr]:
         pairs = [(left, right), (right, left)]
     elif isinstance(op, ast.In):
         pairs = [(left, right)]  # "text" in out
+        if isinstance(right, (ast.List, ast.Tuple, ast.Set)):
+            pairs.append((right, left))  # out in ["one way", "another"]
     else:
         return []
     return [expected for expected, observed in pairs if _OUTPUT.search(ast.unparse(observed))]
+
+
+def _prefix_expected(call: ast.Call) -> list[ast.expr]:
+    """The text output or a message is checked to start or end with
+    (``e.args[0].startswith("Wrong keys 'abc', 1 in")``)."""
+    if (isinstance(call.func, ast.Attribute) and call.func.attr in ("startswith", "endswith") and call.args
+            and _OUTPUT.search(ast.unparse(call.func.value))):  # fmt: skip
+        return [call.args[0]]
+    return []
 
 
 def _unittest_expected(call: ast.Call) -> list[ast.expr]:
@@ -168,7 +179,7 @@ def _core(piece: str) -> str:
 def _strings(node: ast.expr, inputs: list[ast.Constant]) -> Iterable[tuple[str, str]]:
     """(the expected string with the test's own parts as holes, the string as written) for
     each expected string of ``node``: a string literal, an f-string, or a list or tuple of them."""
-    if isinstance(node, (ast.List, ast.Tuple)):
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         for item in node.elts:
             yield from _strings(item, inputs)
     elif isinstance(node, ast.Constant) and isinstance(node.value, str):

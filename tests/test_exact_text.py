@@ -144,3 +144,28 @@ def test_a_piece_is_of_the_whole_text_the_test_compares(tmp_path):
     told = mini_task(tmp_path / "told", {"test_keys.py": KEYS}, prompts=[
         "Name what is wrong: `Missing key: '<key>'`, and `Wrong key <key> in <data>`."] * 2)  # fmt: skip
     assert exact_text.check_turn(told, told.turns[0], {}) == []
+
+
+ONE_OF = '''import schema
+
+
+def test_wrong_keys():
+    try:
+        schema.Schema({}).validate({"bad": 5})
+    except schema.SchemaError as e:
+        assert e.args[0].startswith("Wrong keys 'bad' in")
+    try:
+        schema.Schema({}).validate({"n": 5, "m": 1})
+    except schema.SchemaError as e:
+        assert e.args[0] in ["Wrong keys 'n', 'm' in {}", "Wrong keys 'm', 'n' in {}"]
+'''
+
+
+def test_a_message_checked_for_its_start_or_against_a_list_is_wording(tmp_path):
+    """Fails where only ``==`` and ``"text" in out`` were read: schema's test checks
+    ``e.args[0].startswith("Wrong keys 'abc', 1 in")`` and ``e.args[0] in [...]``, and those
+    texts, read as the test's inputs, made every "Wrong" of the module the test's own."""
+    task = mini_task(tmp_path, {"test_keys.py": ONE_OF}, prompts=["Refuse keys a schema does not name."] * 2)
+    missing = exact_text.check_turn(task, task.turns[0], {})
+    assert sorted({(d.line, d.whole) for d in missing}) == [
+        (8, "Wrong keys 'bad' in"), (12, "Wrong keys 'm', 'n' in {}"), (12, "Wrong keys 'n', 'm' in {}")]
