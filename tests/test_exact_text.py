@@ -135,15 +135,20 @@ def test_missing_key():
 
 def test_a_piece_is_of_the_whole_text_the_test_compares(tmp_path):
     """Fails on a check that kept only the pieces: ``"Missing key: 'key'"`` is cut at the
-    test's own ``"key"``: a prompt that showed the piece ``Missing`` showed a fragment, and
-    one that says "Missing keys" told it. A pattern's syntax is one ``…``, its anchors nothing."""
+    test's own ``"key"``: a prompt that showed the piece ``Missing key: '`` showed a fragment,
+    and one that says "Missing keys" told it. A short input of the test's is its own only
+    where quoted (the word "key" is wording, ``'key'`` a value). A pattern's syntax is one
+    ``…``, its anchors nothing."""
     task = mini_task(tmp_path, {"test_keys.py": KEYS}, prompts=["Missing keys are refused. Wrong keys too."] * 2)
     missing = exact_text.check_turn(task, task.turns[0], {})
     assert sorted((d.line, d.original, d.whole) for d in missing) == [
-        (9, "Missing", "Missing key: 'key'"), (10, "Wrong", "Wrong key … in")]  # fmt: skip
+        (9, "Missing key: '", "Missing key: 'key'"), (10, "Wrong key", "Wrong key … in")]  # fmt: skip
     told = mini_task(tmp_path / "told", {"test_keys.py": KEYS}, prompts=[
         "Name what is wrong: `Missing key: '<key>'`, and `Wrong key <key> in <data>`."] * 2)  # fmt: skip
     assert exact_text.check_turn(told, told.turns[0], {}) == []
+    plural = mini_task(tmp_path / "plural", {"test_keys.py": KEYS}, prompts=[
+        "Name what is wrong: `Missing keys: '<key>'`, and `Wrong keys <key> in <data>`."] * 2)  # fmt: skip
+    assert {d.line for d in exact_text.check_turn(plural, plural.turns[0], {})} == {9, 10}
 
 
 ONE_OF = '''import schema
