@@ -2,8 +2,9 @@
 
 A test that compares what the program printed with a fixed string (``assert out ==
 "Exported 2 todo(s) to ..."``, ``assert "Added #1" in result.stdout``), or an error's
-message (``assert "TODO_PORT" in str(info.value)``, ``pytest.raises(E, match="...")`` and
-``assertRaisesRegex``, whose pattern is read as the literal text it asks for) or a warning's
+message (``assert "TODO_PORT" in str(info.value)``, ``e.args[0].startswith("...")``,
+``e.args[0] in ["...", "..."]``, ``pytest.raises(E, match="...")`` and ``assertRaisesRegex``,
+whose pattern is read as the literal text it asks for) or a warning's
 (``str(w[0].message)``), by ``assert`` or by unittest's ``assertEqual``/``assertIn``, grades the
 wording, so the wording must have been given: in every paraphrase of this turn or of an earlier one
 (the episode shows one of them), in the seed repository or in the test support code.
@@ -12,11 +13,12 @@ The string is read from the test's syntax tree (nothing is imported). Its parts 
 test itself supplies are placeholders and need not be told: the values of an f-string,
 the module's other string literals (its inputs, such as a title, wherever the test
 module sets them, also where the program cleaned them: a piece found in them, whitespace
-and case aside, is the test's own) and numbers. What is left, split at the placeholders, is the told text
+and case aside, is the test's own; one under five characters only where quoted: the word
+in "Wrong key 'n'" is wording, ``'key'`` in "Missing key: 'key'" a value) and numbers. What is left, split at the placeholders, is the told text
 to look for: a text with a piece of at least three letters or digits must appear whole,
 whitespace aside, in what the agent was told, in the test's case (an exact comparison grades
 "Wrong key" and "wrong key" apart), its parts in order with anything short in place of each
-placeholder ("Missing key: <key>" tells ``"Missing key: 'key'"``; "Missing keys are
+placeholder ("Missing key: '<key>'" tells ``"Missing key: 'key'"``; "Missing keys are
 refused" does not, though it holds the piece ``Missing``). Program output is what a test reads from ``stdout``/``stderr``, pytest's
 ``capsys``/``capfd`` (``out``, ``err``, ``readouterr()``) or a name ``output``/``lines``.
 
