@@ -70,7 +70,7 @@ class Demanded:
     def told(self, text: str) -> bool:
         """Whether ``text`` (whitespace collapsed) holds the whole text the piece is of: a
         prompt that says "Missing keys are refused" tells the piece ``Missing`` and not
-        ``"Missing key: 'key'"``; ``Missing key: <key>`` tells it. Holes stand for at most
+        ``"Missing key: 'key'"``; ``Missing key: '<key>'`` tells it. Holes stand for at most
         ``_HOLE_WIDTH`` characters."""
         return _told_pattern(self.told_as).search(text) is not None
 
@@ -148,8 +148,8 @@ def _error_patterns(call: ast.Call) -> list[ast.expr]:
     return [p for p in patterns if isinstance(p, ast.Constant) and isinstance(p.value, str)]
 
 
-#: A regular expression's tokens, in the order they are tried: an escaped class, an escaped
-#: character, a set, a repeat count, a character made optional, other syntax.
+#: A regular expression's tokens, in the order they are tried: an anchor, an escaped class, a
+#: set, a repeat count, a character made optional, other syntax, an escaped character.
 _REGEX_TOKEN = re.compile(r"(?P<anchor>\\[bBAZ]|[\^$])|(?P<hole>\\[dDwWsS]|\[(?:\\.|[^\]])*\]|\{\d*,?\d*\}|(?:\\.|[^\\])[?*]"
                           r"|[.*+?|()])|\\(?P<escaped>.)")
 

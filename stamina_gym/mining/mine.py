@@ -75,10 +75,8 @@ NOT_PRODUCT = re.compile(
     r"|^\.|(^|/)tests?\.py$",
     re.IGNORECASE,
 )
-#: The most pieces of exact wording (an error's message, printed output) one prompt shows.
+#: The most texts of exact wording (an error's message, printed output) one prompt shows.
 MAX_SHOWN_WORDING = 20
-#: The longest compared text a prompt shows whole; a longer one is shown as its pieces.
-MAX_WORDING_WIDTH = 200
 #: The most changed lines of product code one mined turn holds (``mine``).
 MAX_TURN_LINES = 1500
 REVIEW_NOTE = "# Drafted by stamina-gym mine from the project's history: review the prompts before use.\n"
@@ -1287,8 +1285,7 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         (folder / "turn.yaml").write_text(REVIEW_NOTE + _dump(spec), encoding="utf-8")
         task = load_task_dir(out)
         untold = exact_text.check_turn(task, next(t for t in task.turns if t.id == turn_id), {})
-        wording = list(dict.fromkeys(piece.whole if len(piece.whole) <= MAX_WORDING_WIDTH else piece.original
-                                     for piece in untold))[:MAX_SHOWN_WORDING]  # fmt: skip
+        wording = list(dict.fromkeys(piece.whole for piece in untold))[:MAX_SHOWN_WORDING]  # the check reads texts whole
         spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures, rewritten, described, calls, warned,
                                    whole, options, shown.docs, sources, shown.raised)  # fmt: skip
         if shown.docs_printed:
