@@ -320,6 +320,12 @@ def test_a_symbolic_link_is_read_as_the_file_it_points_to(tmp_path):
     assert "tests/outside.py" not in files
 
 
+#: A function that hangs on a negative n, the same mended to refuse it, and another beside them.
+SPIN = "def spin(n):\n    while n < 0:\n        pass\n    return n\n"
+MENDED = "def spin(n):\n    if n < 0:\n        raise ValueError(n)\n    return n\n"
+DOUBLE = "\n\ndef double(n):\n    return 2 * n\n"
+
+
 def test_a_test_the_step_mends_from_hanging_waits_less_on_earlier_states(tmp_path, monkeypatch):
     """A test that hangs before its step hangs on every earlier kept state too; each such run
     stops at a limit the test's own runs after the step set, not at the mining timeout
@@ -337,9 +343,7 @@ def test_a_test_the_step_mends_from_hanging_waits_less_on_earlier_states(tmp_pat
     monkeypatch.setattr(mining, "_run", run)
     monkeypatch.setattr(mining, "EARLIER_LIMIT_FACTOR", 1.0)
     monkeypatch.setattr(mining, "EARLIER_LIMIT_FLOOR", 1.0)
-    spin = "def spin(n):\n    while n < 0:\n        pass\n    return n\n"
-    mended = "def spin(n):\n    if n < 0:\n        raise ValueError(n)\n    return n\n"
-    double = "\n\ndef double(n):\n    return 2 * n\n"
+    spin, mended, double = SPIN, MENDED, DOUBLE
     snapshots = [
         Snapshot("a" * 40, "Spin", "", {"calc.py": spin, "tests/test_calc.py": "from calc import spin\n\n\ndef test_spin():\n    assert spin(2) == 2\n"}),
         Snapshot("b" * 40, "Add double", "double(n) is twice n.", {
@@ -366,9 +370,7 @@ def test_a_test_after_a_hanging_one_is_judged_by_its_own_run(tmp_path, monkeypat
 
     monkeypatch.setattr(mining, "EARLIER_LIMIT_FACTOR", 1.0)
     monkeypatch.setattr(mining, "EARLIER_LIMIT_FLOOR", 1.0)
-    spin = "def spin(n):\n    while n < 0:\n        pass\n    return n\n"
-    mended = "def spin(n):\n    if n < 0:\n        raise ValueError(n)\n    return n\n"
-    double = "\n\ndef double(n):\n    return 2 * n\n"
+    spin, mended, double = SPIN, MENDED, DOUBLE
     snapshots = [
         Snapshot("a" * 40, "Spin", "", {"calc.py": spin + double,
                                         "tests/test_calc.py": "from calc import double, spin\n\n\ndef test_spin():\n    assert spin(2) == 2\n"}),
