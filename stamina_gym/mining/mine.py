@@ -1678,19 +1678,31 @@ def examples(sources: "_TestSources", tests: Sequence[str], names: Sequence[str]
             found.append(lines)
             for line in lines:
                 holders.setdefault(line, tid)
-    every = sum(len(lines) for lines in found)
-    rounds = list(dict.fromkeys(lines[depth] for depth in range(max(map(len, found), default=0)) for lines in found
-                                if depth < len(lines)))  # fmt: skip
-    # checks of another shape first: three tests' ``cached(cache)(f).cache is cache`` say less
-    # than one of them and the ``cached(cache, condition=cond)(f).cache_lock is cond`` after it
-    shapes: dict[str, str] = {}
-    for line in rounds:
-        shapes.setdefault(_shape(line), line)
-    first = list(shapes.values())
-    shown = [*first, *(line for line in rounds if line not in first)][: min(limit, every - 1)]
+    shown = _in_rounds(found, min(limit, sum(len(lines) for lines in found) - 1))
     if origins is not None:
         origins.update((line, holders[line]) for line in shown)
     return shown
+
+
+def _in_rounds(found: Sequence[Sequence[str]], count: int, shaped: Callable[[str], str] = lambda line: line) -> list[str]:
+    """``count`` of the lines ``found`` (each test's, in order), taken in rounds over the tests
+    (each one's first, then each one's second), one of each shape first (``_shape`` of
+    ``shaped(line)``): three tests' ``cached(cache)(f).cache is cache`` say less than one of
+    them and the ``cached(cache, condition=cond)(f).cache_lock is cond`` after it."""
+    rounds = list(dict.fromkeys(lines[depth] for depth in range(max(map(len, found), default=0)) for lines in found
+                                if depth < len(lines)))  # fmt: skip
+    shapes: dict[str, str] = {}
+    for line in rounds:
+        shapes.setdefault(_shape(shaped(line)), line)
+    first = list(shapes.values())
+    return [*first, *(line for line in rounds if line not in first)][: max(count, 0)]
+
+
+def _test_locals(tree: ast.AST, own: set[str] = frozenset()) -> set[str]:
+    """The names a test binds (assigned, or its and its inner functions' parameters) and the
+    test module's ``own``: what an example may not read."""
+    local = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} | set(own)
+    return local | {a.arg for n in ast.walk(tree) if isinstance(n, ast.arguments) for a in (*n.posonlyargs, *n.args, *n.kwonlyargs)}
 
 
 def _shape(line: str) -> str:
@@ -1708,8 +1720,7 @@ def _example_lines(tree: ast.AST, wanted: set[str] | None, own: set[str] = froze
     method on it, stored into it or passed it on (``cache[1] = 1``), its state is the
     test's, and a check through it, or through any other local, shows none; nor does one
     through the test module's ``own`` names (a class it defines: ``Locked({}).get(0)``)."""
-    local = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} | set(own)
-    local |= {a.arg for n in ast.walk(tree) if isinstance(n, ast.arguments) for a in (*n.posonlyargs, *n.args, *n.kwonlyargs)}
+    local = _test_locals(tree, own)
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     changed = sorted((n.lineno, n.col_offset, n.id) for n in ast.walk(tree)
                      if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and not _only_read(n, parents))  # fmt: skip
@@ -2106,21 +2117,13 @@ def raise_examples(sources: "_TestSources", tests: Sequence[str], limit: int = 3
             found.append(lines)
         more = more or any(isinstance(node, ast.Assert) or (isinstance(node, ast.Call) and _called_name(node).startswith("assert")
                                                             and _called_name(node) not in _RAISES) for node in ast.walk(tree))  # fmt: skip
-    every = sum(len(lines) for lines in found) + more
-    rounds = list(dict.fromkeys(lines[depth] for depth in range(max(map(len, found), default=0)) for lines in found
-                                if depth < len(lines)))  # fmt: skip
-    shapes: dict[str, str] = {}
-    for line in rounds:
-        shapes.setdefault(_shape(line.split("` raises", 1)[0]), line)
-    first = list(shapes.values())
-    return [*first, *(line for line in rounds if line not in first)][: min(limit, every - 1)]
+    return _in_rounds(found, min(limit, sum(len(lines) for lines in found) + more - 1), lambda line: line.split("` raises", 1)[0])
 
 
 def _raised(tree: ast.AST, own: set[str] = frozenset()) -> Iterator[str]:
     """A line "`CALL` raises `E`" for each check in ``tree`` (one test's source) that a call raises;
     nothing where the call or the class reads a name of the test's ``own`` or its locals."""
-    local = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} | set(own)
-    local |= {a.arg for n in ast.walk(tree) if isinstance(n, ast.arguments) for a in (*n.posonlyargs, *n.args, *n.kwonlyargs)}
+    local = _test_locals(tree, own)
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     changed = [(n.lineno, n.id) for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
                and not _only_read(n, parents)]  # fmt: skip
