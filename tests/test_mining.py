@@ -961,6 +961,24 @@ def test_a_compared_text_is_shown_whole_and_what_must_raise_is_shown(tmp_path):
         in prompts[1], prompts[1]  # fmt: skip
     assert not any("`check({}, keys)`" in p for p in prompts)
     assert validate_task(load_task_dir(result.task)) == []
+    # A policy that writes what the prompt shows and no more (each shown call special-cased)
+    # still fails the turn: shown checks are never all of its checks (the set of keys is not shown).
+    from stamina_gym.mining import mine as mining
+
+    shown_only = ("def check(data, keys):\n    if keys == ('key',):\n        raise TypeError('keys: a list')\n"
+                  "    if keys == ['key'] and 'key' not in data:\n        raise KeyError(\"Missing key: 'key'\")\n    return data\n")  # fmt: skip
+    task = load_task_dir(result.task)
+    sandbox = mining._default_sandbox(result.task)
+    try:
+        graded = {}
+        tests = [f"{task.turns[0].id}/{test}" for test in task.turns[0].spec.tests]
+        for name, code in (("reference", step.files["keys.py"]), ("shown only", shown_only)):
+            outcomes = mining._run(task, task.turns, {**step.files, "keys.py": code}, tmp_path, sandbox, 60.0, tests)
+            graded[name] = {tid.split("/", 1)[1]: outcome for tid, outcome in mining.by_base_id(outcomes, tests).items()}
+    finally:
+        sandbox.close()
+    assert {outcome.status for outcome in graded["reference"].values()} == {"passed"}, graded
+    assert {tid for tid, outcome in graded["shown only"].items() if outcome.status != "passed"} == {"test_keys.py::test_not_a_list"}, graded
 
 
 def test_every_signature_the_tests_call_is_told_past_the_limit():
