@@ -99,6 +99,27 @@ def test_a_build_rebuilds_the_pinned_task_and_refuses_an_sdist_that_is_not_the_p
         build(load_manifest(manifest_path), tmp_path / "corpus", cache=cache)
 
 
+def test_a_curated_note_goes_into_every_prompt_of_its_turn_and_only_a_pinned_step_has_one(tmp_path):
+    """What a step's own words leave unsaid, a curator writes in the manifest: each of its
+    turn's prompts ends with it, the other turns' do not, and the tests are the pinned ones."""
+    cache = tmp_path / "sdists"
+    for snapshot in _history():
+        _sdist(cache, snapshot.ref, snapshot.files)
+    note = "The bang is a single `!`, added after the upper-casing."
+    entry = {"versions": ["1", "2", "3"], "split": "train", "licence": "MIT",
+             "turns": {"2": ["test_shout.py::test_upper"], "3": ["test_shout.py::test_bang"]}, "notes": {"3": note}}  # fmt: skip
+    manifest_path = tmp_path / "corpus.yaml"
+    manifest_path.write_text(yaml.safe_dump({"packages": {"shout": entry}}))
+    build(load_manifest(manifest_path), tmp_path / "corpus", cache=cache, validate=False)
+    upper, bang = load_task_dir(tmp_path / "corpus" / "shout").turns
+    assert len(bang.spec.prompts) == 2 and all(prompt.endswith("\n\n" + note) for prompt in bang.spec.prompts)
+    assert not any(note in prompt for prompt in upper.spec.prompts)
+    assert bang.spec.tests == ("test_shout.py::test_bang",)
+    manifest_path.write_text(yaml.safe_dump({"packages": {"shout": {**entry, "notes": {"4": note}}}}))
+    with pytest.raises(ConfigError, match="notes for steps that are not pinned turns: 4"):
+        load_manifest(manifest_path)
+
+
 def test_bad_manifests_and_names_are_named(tmp_path):
     bad = tmp_path / "corpus.yaml"
     bad.write_text("packages:\n  shout:\n    versions: ['1']\n    split: test\n    licence: MIT\n")

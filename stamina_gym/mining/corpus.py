@@ -59,6 +59,11 @@ class Entry(BaseModel):
     """Release -> sha256 of its sdist."""
     turns: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     """Kept release (or commit) -> its tests, relative to the turn's tests folder."""
+    notes: dict[str, str] = Field(default_factory=dict)
+    """Kept release (or commit) -> a curated note, a paragraph added to every prompt of its
+    turn: what its tests hold the step to that the project's own words leave unsaid (a
+    folded release's unlisted work, a rule its docstring gets wrong), read from the
+    reference change. It adds to what the prompt tells and never changes which tests count."""
     task_version: int = Field(default=1, ge=1)
     """The built task's version (task.yaml's ``version``, which every record carries):
     moved whenever its pins or what its prompts ask change, so that results of another
@@ -68,6 +73,9 @@ class Entry(BaseModel):
     def _git_names_a_range(self) -> "Entry":
         if self.git and (len(self.versions) != 2 or self.sdists):
             raise ValueError("an entry with git names two versions, the seed commit and the last, and no sdists")
+        unpinned = sorted(set(self.notes) - set(self.turns))
+        if unpinned:
+            raise ValueError(f"notes for steps that are not pinned turns: {', '.join(unpinned)}")
         return self
 
 
@@ -139,6 +147,7 @@ def build(
                                        digests=entry.sdists or None)  # fmt: skip
         result = mine(snapshots, task_dir, recipe=find_recipe(entry.recipe) if entry.recipe else None,
                       pinned=entry.turns or None, progress=lambda line: progress(f"  {line}"), version=entry.task_version)  # fmt: skip
+        _add_notes(task_dir, {step.ref: step.turn for step in result.kept}, entry.notes)
         broken = {step.ref: step.pin_broken for step in result.steps if step.pin_broken}
         missing = sorted(set(entry.turns) - {step.ref for step in result.kept})
         problems = [str(problem) for problem in validate_task(load_task_dir(task_dir))] if validate else []
@@ -150,6 +159,21 @@ def build(
         progress(f"  {name}: {len(result.kept)} turn(s), {len(problems)} problem(s), {report[name]['seconds']} s")
         report_path.write_text(yaml.safe_dump(report, sort_keys=False), encoding="utf-8")
     return {name: report[name] for name in names}
+
+
+def _add_notes(task_dir: Path, turns: dict[str, str], notes: dict[str, str]) -> None:
+    """Add each curated note to every prompt of its step's turn (``turns``: kept step ->
+    turn id). A note of a step that was not kept has no turn to go to: its pin is broken,
+    which the build reports."""
+    from stamina_gym.mining.mine import write_turn
+
+    for ref, note in notes.items():
+        if ref not in turns:
+            continue
+        path = task_dir / "turns" / turns[ref] / "turn.yaml"
+        spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+        spec["prompts"] = [f"{prompt}\n\n{note.strip()}" for prompt in spec["prompts"]]
+        write_turn(path, spec)
 
 
 def _clone(source: str, folder: Path, progress: Callable[[str], None]) -> Path:

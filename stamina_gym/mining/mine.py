@@ -1282,7 +1282,7 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         options = short_options(sources, [tid.split("/", 1)[1] for tid in tests], before, shown.notes)
         spec["prompts"] = _prompts(snapshot, changed, missing, added, tests, folded, signatures, rewritten, described,
                                    options=options, docs=shown.docs, sources=sources)  # fmt: skip
-        (folder / "turn.yaml").write_text(REVIEW_NOTE + _dump(spec), encoding="utf-8")
+        write_turn(folder / "turn.yaml", spec)
         task = load_task_dir(out)
         untold = exact_text.check_turn(task, next(t for t in task.turns if t.id == turn_id), {})
         wording = list(dict.fromkeys(piece.whole for piece in untold))[:MAX_SHOWN_WORDING]  # the check reads texts whole
@@ -1293,7 +1293,7 @@ def _draft_prompts(out: Path, trees, snapshots: Sequence[Snapshot], kept: list[t
         if wording:
             line = "\n\nWording the tests compare, exactly: " + "; ".join(f"`{text}`" for text in wording) + "."
             spec["prompts"] = [prompt + line for prompt in spec["prompts"]]
-        (folder / "turn.yaml").write_text(REVIEW_NOTE + _dump(spec), encoding="utf-8")
+        write_turn(folder / "turn.yaml", spec)
         previous = index
 
 
@@ -2397,6 +2397,11 @@ _Dumper.add_representer(str, lambda dumper, text: dumper.represent_scalar(
 
 def _dump(data: dict) -> str:
     return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+
+
+def write_turn(path: Path, spec: dict) -> None:
+    """A drafted turn.yaml: the note that asks for a review of its prompts, then ``spec``."""
+    path.write_text(REVIEW_NOTE + _dump(spec), encoding="utf-8")
 
 
 def _write_yaml(path: Path, data: dict) -> None:
