@@ -229,8 +229,14 @@ def pin(manifest_path: Path, name: str, task_dir: Path) -> Entry:
 
 
 def _write_manifest(path: Path, manifest: Manifest) -> None:
-    path.write_text(_HEADER + yaml.safe_dump(manifest.model_dump(mode="json", exclude_none=True), sort_keys=False, width=120),
-                    encoding="utf-8")  # fmt: skip
+    from stamina_gym.mining.mine import dump_yaml
+
+    # a note as a literal block, as a curator edits it
+    data = manifest.model_dump(mode="json", exclude_none=True)
+    for entry in data["packages"].values():
+        if not entry["notes"]:
+            del entry["notes"]
+    path.write_text(_HEADER + dump_yaml(data, width=120), encoding="utf-8")
 
 
 _HEADER = "# The corpus manifest (stamina_gym.mining.corpus): `stamina-gym corpus build` rebuilds it.\n"

@@ -2395,18 +2395,19 @@ _Dumper.add_representer(str, lambda dumper, text: dumper.represent_scalar(
     "tag:yaml.org,2002:str", text, style="|" if "\n" in text else None))  # fmt: skip
 
 
-def _dump(data: dict) -> str:
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+def dump_yaml(data: dict, width: int = 100) -> str:
+    """``data`` as YAML in its own order, multi-line texts as literal blocks."""
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=width)
 
 
 def write_turn(path: Path, spec: dict) -> None:
     """A drafted turn.yaml: the note that asks for a review of its prompts, then ``spec``."""
-    path.write_text(REVIEW_NOTE + _dump(spec), encoding="utf-8")
+    path.write_text(REVIEW_NOTE + dump_yaml(spec), encoding="utf-8")
 
 
 def _write_yaml(path: Path, data: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(_dump(data), encoding="utf-8")
+    path.write_text(dump_yaml(data), encoding="utf-8")
 
 
 def diff_trees(before: Mapping[str, str], after: Mapping[str, str]) -> str:
