@@ -83,9 +83,9 @@ def packages(texts: Mapping[str, str]) -> frozenset[str]:
 
 
 def definitions(texts: Mapping[str, str], tops: Iterable[str]) -> tuple[frozenset[str], frozenset[str]]:
-    """Every name the product's modules define (functions, classes, their parameters and
-    attributes, module-level names, the modules themselves), and every string constant
-    in them with each word of it."""
+    """Every name the product's modules define (functions, classes, their parameters, the
+    keywords they read from ``**kwargs`` by name, attributes, module-level names, the
+    modules themselves), and every string constant in them with each word of it."""
     tops = set(tops)
     names: set[str] = set()
     strings: set[str] = set()
@@ -107,6 +107,8 @@ def _file_facts(text: str) -> tuple[frozenset[str], frozenset[str]]:
     except SyntaxError:
         return frozenset(), frozenset()
     for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.args.kwarg:
+            names |= _read_from(node, node.args.kwarg.arg)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, ast.arg):
@@ -121,6 +123,26 @@ def _file_facts(text: str) -> tuple[frozenset[str], frozenset[str]]:
             strings.add(node.value)
             strings.update(re.findall(r"[\w-]+", node.value))
     return frozenset(names), frozenset(strings)
+
+
+def _read_from(function: ast.FunctionDef | ast.AsyncFunctionDef, kwargs: str) -> set[str]:
+    """The keywords ``function`` reads from its ``**kwargs`` by name: a parameter in all
+    but its spelling (tinydb's ``kwargs.pop('default_table', ...)``)."""
+    found: set[str] = set()
+    for node in ast.walk(function):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("pop", "get", "setdefault")
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == kwargs and node.args):  # fmt: skip
+            key = node.args[0]
+        elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == kwargs:
+            key = node.slice
+        elif (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn))
+                and isinstance(node.comparators[0], ast.Name) and node.comparators[0].id == kwargs):  # fmt: skip
+            key = node.left
+        else:
+            continue
+        if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.isidentifier():
+            found.add(key.value)
+    return found
 
 
 # -- what a test uses ---------------------------------------------------------------------

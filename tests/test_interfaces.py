@@ -140,6 +140,22 @@ def test_planted_noise_names_nothing(tmp_path):
     assert kinds(interfaces.check_turn(task, task.turns[0], REFERENCE, {})) == {("attribute", "empty_out")}
 
 
+def test_a_keyword_the_product_reads_from_its_kwargs_is_its_to_name(tmp_path):
+    """tinydb 3.x: ``TinyDB(storage=..., default_table='t')``, which ``__init__`` takes as
+    ``kwargs.pop('default_table', ...)``. The keyword is a parameter in all but its spelling,
+    so a prompt must name it as one."""
+    reference = {"shop/__init__.py": "", "shop/cart.py": (
+        "def make_cart(*items, **options):\n    cart = {'who': options.pop('owner', None), 'max': 0}\n"
+        "    if 'limit' in options:\n        cart['max'] = options['limit']\n    return cart\n")}  # fmt: skip
+    test = "from shop.cart import make_cart\n\ndef test_cart():\n    assert make_cart(owner='ann', limit=3)\n"
+    told = "In `shop/cart.py`, `make_cart(*items, **options)` makes a cart for its owner, with a limit."
+    task = load_task_dir(write_task(tmp_path / "a", [told, told + " Thanks."], test))
+    assert kinds(interfaces.check_turn(task, task.turns[0], reference, {})) == {("keyword", "owner"), ("keyword", "limit")}
+    named = "In `shop/cart.py`, `make_cart(*items, owner=None, limit=None)`."
+    task = load_task_dir(write_task(tmp_path / "b", [named, named + " Thanks."], test))
+    assert kinds(interfaces.check_turn(task, task.turns[0], reference, {})) == set()
+
+
 def test_the_contract_says_which_turn_told_each_name(tmp_path):
     first_test = "from shop.cart import Cart\n\ndef test_cart():\n    Cart().add_item('a', qty=2)\n"
     root = write_task(tmp_path / "shop", ["In `shop/cart.py`, a `Cart` with `add_item(code, qty=1)`."] * 2, first_test)
