@@ -231,7 +231,7 @@ def pin(manifest_path: Path, name: str, task_dir: Path) -> Entry:
 def _write_manifest(path: Path, manifest: Manifest) -> None:
     from stamina_gym.mining.mine import dump_yaml
 
-    # a note as a literal block, as a curator edits it
+    # a note of several lines as a literal block, as a curator edits it
     data = manifest.model_dump(mode="json", exclude_none=True)
     for entry in data["packages"].values():
         if not entry["notes"]:
