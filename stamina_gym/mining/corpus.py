@@ -73,6 +73,10 @@ class Entry(BaseModel):
     def _git_names_a_range(self) -> "Entry":
         if self.git and (len(self.versions) != 2 or self.sdists):
             raise ValueError("an entry with git names two versions, the seed commit and the last, and no sdists")
+        return self
+
+    @model_validator(mode="after")
+    def _notes_of_pinned_steps(self) -> "Entry":
         unpinned = sorted(set(self.notes) - set(self.turns))
         if unpinned:
             raise ValueError(f"notes for steps that are not pinned turns: {', '.join(unpinned)}")
