@@ -28,7 +28,7 @@ SHOUT = "def shout(text):\n    return text{}\n"
 TEST = "from shout import shout\n\n\ndef test_{name}():\n    assert shout('a') == {value!r}\n"
 
 
-def test_the_shipped_manifest_names_shipped_recipes_and_both_splits():
+def test_the_shipped_manifest_pins_twelve_packages_of_15_turns_or_more_in_both_splits():
     """Every package is pinned and long: a task of fewer than 15 turns is no long project,
     and an unpinned one would keep whatever steps looked steady on the building machine."""
     manifest = load_manifest()
